@@ -1,0 +1,162 @@
+/* et_ops stable C ABI.
+ *
+ * Everything that crosses a shared-object boundary between a kernel library
+ * and the registry in libet_ops.so is a plain, versioned C struct declared
+ * here, so a kernel library built by another compiler, or against another
+ * copy of these headers, can still register into the process registry. The
+ * C++ API (registry.h, tensor.h, ...) is a convenience layer on top.
+ *
+ * Versioning: a manifest carries ET_OPS_ABI_VERSION and the size of the
+ * record struct it was built with; the registry refuses versions it does not
+ * know and reads only the fields that the stated record size contains.
+ */
+#ifndef ET_OPS_ABI_H
+#define ET_OPS_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "et_ops/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ET_OPS_ABI_VERSION 1u
+
+/* Element types of tensors. The numeric values are part of the ABI. */
+typedef enum et_ops_dtype {
+  ET_OPS_DTYPE_FLOAT32 = 0,
+  ET_OPS_DTYPE_FLOAT64 = 1,
+  ET_OPS_DTYPE_FLOAT16 = 2,
+  ET_OPS_DTYPE_BFLOAT16 = 3,
+  ET_OPS_DTYPE_INT8 = 4,
+  ET_OPS_DTYPE_UINT8 = 5,
+  ET_OPS_DTYPE_INT16 = 6,
+  ET_OPS_DTYPE_UINT16 = 7,
+  ET_OPS_DTYPE_INT32 = 8,
+  ET_OPS_DTYPE_INT64 = 9,
+  ET_OPS_DTYPE_BOOL = 10
+} et_ops_dtype;
+
+#define ET_OPS_DTYPE_COUNT 11
+
+/* Tensors never have more dimensions than this. */
+#define ET_OPS_MAX_DIMS 16
+
+/* A tensor as kernels see it: metadata plus a pointer to the elements.
+ * `dim_order[i]` is the i-th dimension from outermost to innermost in
+ * memory; `strides` are in elements and always consistent with it. */
+typedef struct et_ops_tensor {
+  void* data;
+  const int64_t* sizes;
+  const int64_t* strides;
+  const uint8_t* dim_order;
+  int64_t numel;
+  int32_t dtype; /* et_ops_dtype */
+  int32_t dim;
+} et_ops_tensor;
+
+typedef enum et_ops_value_tag {
+  ET_OPS_VALUE_NONE = 0,
+  ET_OPS_VALUE_INT = 1,
+  ET_OPS_VALUE_DOUBLE = 2,
+  ET_OPS_VALUE_BOOL = 3,
+  ET_OPS_VALUE_SCALAR_TYPE = 4,
+  ET_OPS_VALUE_INT_LIST = 5,
+  ET_OPS_VALUE_TENSOR = 6
+} et_ops_value_tag;
+
+typedef struct et_ops_int_list {
+  const int64_t* data;
+  int64_t size;
+} et_ops_int_list;
+
+/* One argument of an operator call. */
+typedef struct et_ops_value {
+  int32_t tag; /* et_ops_value_tag */
+  int32_t reserved;
+  union {
+    int64_t i;
+    double d;
+    int64_t b;           /* bool: 0 or 1 */
+    int64_t scalar_type; /* et_ops_dtype */
+    et_ops_int_list int_list;
+    et_ops_tensor* tensor;
+  } u;
+} et_ops_value;
+
+#define ET_OPS_MESSAGE_CAPACITY 1024
+
+/* Where a kernel reports an error. A kernel that fails sets `failed` and
+ * writes a NUL-terminated message; it never aborts. */
+typedef struct et_ops_kernel_context {
+  uint32_t struct_size;
+  int32_t failed;
+  char message[ET_OPS_MESSAGE_CAPACITY];
+} et_ops_kernel_context;
+
+/* Every kernel has this signature: the arguments in schema order, out
+ * arguments last. */
+typedef void (*et_ops_kernel_fn)(et_ops_kernel_context* context, et_ops_value* const* args,
+                                 size_t arg_count);
+
+/* One registration record. `key` is "" for the fallback kernel, or an
+ * encoded kernel key (see et_ops::KernelKey) for a specialised one. */
+typedef struct et_ops_kernel_record {
+  const char* op;
+  const char* key;
+  et_ops_kernel_fn fn;
+  const char* schema;
+  const char* fingerprint;
+} et_ops_kernel_record;
+
+/* What a kernel library provides. */
+typedef struct et_ops_manifest {
+  uint32_t abi_version; /* ET_OPS_ABI_VERSION */
+  uint32_t record_size; /* sizeof(et_ops_kernel_record) of the builder */
+  const char* component;
+  const char* version;
+  const et_ops_kernel_record* records;
+  size_t record_count;
+} et_ops_manifest;
+
+typedef enum et_ops_status {
+  ET_OPS_OK = 0,
+  ET_OPS_ERROR_CONFLICT = 1,  /* first-wins rejected a batch with different copies */
+  ET_OPS_ERROR_INVALID = 2,   /* malformed manifest, unknown ABI version, ... */
+  ET_OPS_ERROR_POLICY = 3,    /* invalid ET_OPS_DUPLICATE_POLICY */
+  ET_OPS_ERROR_NO_MEMORY = 4  /* allocation failed; the registry is unchanged */
+} et_ops_status;
+
+typedef struct et_ops_registration_result {
+  int32_t status; /* et_ops_status */
+  uint32_t registered;   /* records added by this batch */
+  uint32_t deduplicated; /* identical copies kept as shadows (first-wins) */
+  uint32_t unchanged;    /* records already registered with the same function */
+  char* message; /* NULL on success; free with et_ops_string_free */
+} et_ops_registration_result;
+
+/* Registers a whole manifest, atomically. The origin library path is found
+ * with dladdr() from the records' function addresses. */
+ET_OPS_API et_ops_registration_result et_ops_register_manifest(const et_ops_manifest* manifest);
+
+/* Removes every record whose origin is the shared object at `library_path`
+ * (as reported by dladdr). Returns the number of records removed. */
+ET_OPS_API size_t et_ops_unregister_library(const char* library_path);
+
+/* The fallback kernel of `op`, or NULL. */
+ET_OPS_API et_ops_kernel_fn et_ops_lookup_fallback(const char* op);
+
+ET_OPS_API void et_ops_string_free(char* message);
+
+/* The one entry point a dynamically loadable kernel library exports. It
+ * returns the library's manifest without registering anything. */
+#define ET_OPS_KERNEL_LIBRARY_ENTRY_POINT "et_ops_kernel_library_manifest"
+typedef const et_ops_manifest* (*et_ops_kernel_library_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ET_OPS_ABI_H */

@@ -1,0 +1,52 @@
+// KernelContext: how a kernel reports an error without aborting.
+#ifndef ET_OPS_KERNEL_CONTEXT_H
+#define ET_OPS_KERNEL_CONTEXT_H
+
+#include <cstring>
+#include <string_view>
+
+#include "et_ops/abi.h"
+
+namespace et_ops {
+
+// Layout-compatible with et_ops_kernel_context, so a KernelContext can be
+// handed to a C-ABI kernel and a C-ABI context can be viewed as one.
+class KernelContext {
+ public:
+  KernelContext() {
+    raw_.struct_size = sizeof(et_ops_kernel_context);
+    raw_.failed = 0;
+    raw_.message[0] = '\0';
+  }
+
+  static KernelContext& from(et_ops_kernel_context* raw) { return *reinterpret_cast<KernelContext*>(raw); }
+
+  bool ok() const { return raw_.failed == 0; }
+  explicit operator bool() const { return ok(); }
+  std::string_view message() const { return raw_.message; }
+
+  // Records the first failure; later failures keep the first message.
+  void fail(std::string_view message) {
+    if (raw_.failed) return;
+    raw_.failed = 1;
+    std::size_t n = message.size() < ET_OPS_MESSAGE_CAPACITY - 1 ? message.size() : ET_OPS_MESSAGE_CAPACITY - 1;
+    std::memcpy(raw_.message, message.data(), n);
+    raw_.message[n] = '\0';
+  }
+
+  void reset() {
+    raw_.failed = 0;
+    raw_.message[0] = '\0';
+  }
+
+  et_ops_kernel_context* raw() { return &raw_; }
+
+ private:
+  et_ops_kernel_context raw_;
+};
+
+static_assert(sizeof(KernelContext) == sizeof(et_ops_kernel_context), "KernelContext must wrap the C struct exactly");
+
+}  // namespace et_ops
+
+#endif  // ET_OPS_KERNEL_CONTEXT_H

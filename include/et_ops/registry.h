@@ -1,0 +1,150 @@
+// The process-wide operator registry (its state lives in libet_ops.so).
+//
+// Kernel libraries register batches of records through the C ABI
+// (et_ops_register_manifest); this header is the C++ face of the same
+// registry: policies, lookup, unregistering and introspection.
+#ifndef ET_OPS_REGISTRY_H
+#define ET_OPS_REGISTRY_H
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "et_ops/abi.h"
+#include "et_ops/dtype.h"
+#include "et_ops/export.h"
+
+namespace et_ops {
+
+// What happens when two different copies of a kernel (same operator and
+// key, different function addresses) are registered. See docs/registry.md.
+enum class DuplicatePolicy { Fatal, FirstWins };
+
+inline constexpr const char* kDuplicatePolicyVariable = "ET_OPS_DUPLICATE_POLICY";
+
+inline constexpr std::string_view duplicate_policy_name(DuplicatePolicy p) {
+  return p == DuplicatePolicy::Fatal ? "fatal" : "first-wins";
+}
+inline std::optional<DuplicatePolicy> parse_duplicate_policy(std::string_view name) {
+  if (name == "fatal") return DuplicatePolicy::Fatal;
+  if (name == "first-wins") return DuplicatePolicy::FirstWins;
+  return std::nullopt;
+}
+
+// The strongest choice wins: this call, then ET_OPS_DUPLICATE_POLICY, then
+// the build's default (Meson option duplicate_policy).
+ET_OPS_API void set_duplicate_policy(DuplicatePolicy policy);
+// Forgets the explicit choice, so the environment and the default apply again.
+ET_OPS_API void clear_duplicate_policy();
+
+struct PolicyChoice {
+  DuplicatePolicy policy = DuplicatePolicy::Fatal;
+  std::string source;  // "set_duplicate_policy()", "ET_OPS_DUPLICATE_POLICY", "build default"
+  std::string error;   // non-empty when the environment variable is invalid
+  bool ok() const { return error.empty(); }
+};
+// The policy that the next registration will use, and where it comes from.
+ET_OPS_API PolicyChoice effective_duplicate_policy();
+
+// The layout a specialised kernel is written for: one entry per tensor
+// argument, in argument order.
+struct TensorMeta {
+  DType dtype = DType::Float32;
+  std::vector<uint8_t> dim_order;  // empty: contiguous of any rank
+  bool operator==(const TensorMeta& o) const { return dtype == o.dtype && dim_order == o.dim_order; }
+};
+
+// A kernel key: the fallback (no metas) or a specialisation. Its text form,
+// used in et_ops_kernel_record::key, is "" for the fallback, else
+// "v1/<dtype>;<d0>,<d1>...|<dtype>;..." with dtype numbers as in
+// et_ops_dtype and the dim order after the ';' ("v1/6;0,1|6;0,1").
+class ET_OPS_API KernelKey {
+ public:
+  KernelKey() = default;
+  explicit KernelKey(std::vector<TensorMeta> metas) : metas_(std::move(metas)) {}
+  static std::optional<KernelKey> parse(std::string_view text);
+  std::string text() const;
+  bool is_fallback() const { return metas_.empty(); }
+  const std::vector<TensorMeta>& metas() const { return metas_; }
+  // Whether tensors with these metas can use this kernel.
+  bool matches(const et_ops_tensor* const* tensors, std::size_t count) const;
+  bool operator==(const KernelKey& o) const { return metas_ == o.metas_; }
+
+ private:
+  std::vector<TensorMeta> metas_;
+};
+
+struct Origin {
+  std::string component;     // "kernels_quantized"
+  std::string version;       // the library's version string
+  std::string library_path;  // canonical path of the shared object (dladdr)
+};
+
+struct RecordInfo {
+  std::string op;
+  std::string key;  // text form; "" is the fallback
+  std::string schema;
+  std::string fingerprint;
+  Origin origin;
+  const void* function = nullptr;
+  bool active = true;  // false: an identical copy kept behind the active one (first-wins)
+};
+
+struct Counters {
+  uint64_t registered = 0;    // records accepted, over the life of the process
+  uint64_t deduplicated = 0;  // identical copies accepted behind an active record
+  uint64_t conflicts = 0;     // conflicting records in rejected batches
+  uint64_t unregistered = 0;  // records removed by unregister_library
+};
+
+class RegistrationResult {
+ public:
+  RegistrationResult() = default;
+  RegistrationResult(et_ops_status status, std::string message, uint32_t registered, uint32_t deduplicated,
+                     uint32_t unchanged)
+      : status_(status), message_(std::move(message)), registered_(registered), deduplicated_(deduplicated),
+        unchanged_(unchanged) {}
+  bool ok() const { return status_ == ET_OPS_OK; }
+  explicit operator bool() const { return ok(); }
+  et_ops_status status() const { return status_; }
+  const std::string& message() const { return message_; }
+  uint32_t registered() const { return registered_; }
+  uint32_t deduplicated() const { return deduplicated_; }
+  uint32_t unchanged() const { return unchanged_; }
+
+ private:
+  et_ops_status status_ = ET_OPS_OK;
+  std::string message_;
+  uint32_t registered_ = 0;
+  uint32_t deduplicated_ = 0;
+  uint32_t unchanged_ = 0;
+};
+
+// Registers a manifest atomically (see DESIGN "Registry contract").
+[[nodiscard]] ET_OPS_API RegistrationResult register_manifest(const et_ops_manifest& manifest);
+
+// Removes every record that came from the shared object at `library_path`
+// (any path that resolves to it). Returns how many records were removed.
+ET_OPS_API std::size_t unregister_library(std::string_view library_path);
+
+// The hot path: no lock. Returns the kernel specialised for `tensors` if
+// one matches, else the fallback, else nullptr.
+ET_OPS_API et_ops_kernel_fn lookup(std::string_view op, const et_ops_tensor* const* tensors = nullptr,
+                                   std::size_t tensor_count = 0);
+ET_OPS_API bool has_operator(std::string_view op);
+
+// Every record, sorted by operator, key and registration order.
+ET_OPS_API std::vector<RecordInfo> registered_records();
+ET_OPS_API Counters counters();
+// A deterministic text dump of every record (one line each).
+ET_OPS_API std::string dump_records();
+
+// Canonical form of a shared-object path (realpath when it exists).
+ET_OPS_API std::string canonical_library_path(std::string_view path);
+
+}  // namespace et_ops
+
+#endif  // ET_OPS_REGISTRY_H

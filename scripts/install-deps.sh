@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that building and testing et_ops needs.
+set -euo pipefail
+packages=(
+  meson ninja-build pkg-config g++ cmake make
+  libfmt-dev catch2 nlohmann-json3-dev libhwy-dev libbenchmark-dev
+  python3 python3-dev pybind11-dev python3-numpy python3-torch
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

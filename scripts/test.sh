@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh Debian 12 machine: installs the
+# dependencies, builds with warnings as errors, runs every test.
+# Exits non-zero when anything fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+build=${BUILD_DIR:-build-test}
+# numpy and torch come from apt, so the tests use Debian's interpreter.
+options=(-Dwerror=true -Dtests=true -Dbenchmarks=true -Dpython_interpreter=/usr/bin/python3)
+if [ -f "$build/build.ninja" ]; then
+  meson setup "$build" --reconfigure "${options[@]}"
+else
+  meson setup "$build" "${options[@]}"
+fi
+ninja -C "$build"
+meson test -C "$build" --print-errorlogs --num-processes 2

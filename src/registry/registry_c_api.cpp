@@ -1,0 +1,57 @@
+// The C ABI of the registry (et_ops/abi.h) over the C++ implementation, and
+// the fault-injection hook.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "et_ops/registry.h"
+#include "registry/fault_injection.h"
+
+namespace et_ops::detail {
+namespace {
+std::atomic<int> allocation_failure_countdown{-1};
+}
+
+void inject_registration_allocation_failure(int countdown) { allocation_failure_countdown.store(countdown); }
+
+void maybe_inject_allocation_failure() {
+  int value = allocation_failure_countdown.load();
+  while (value >= 0) {
+    if (allocation_failure_countdown.compare_exchange_weak(value, value - 1)) {
+      if (value == 0) throw std::bad_alloc();
+      return;
+    }
+  }
+}
+
+}  // namespace et_ops::detail
+
+namespace {
+char* copy_message(const std::string& text) {
+  if (text.empty()) return nullptr;
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out != nullptr) std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+}  // namespace
+
+extern "C" {
+
+et_ops_registration_result et_ops_register_manifest(const et_ops_manifest* manifest) {
+  if (manifest == nullptr)
+    return et_ops_registration_result{ET_OPS_ERROR_INVALID, 0, 0, 0, copy_message("null kernel manifest")};
+  et_ops::RegistrationResult r = et_ops::register_manifest(*manifest);
+  return et_ops_registration_result{r.status(), r.registered(), r.deduplicated(), r.unchanged(),
+                                    copy_message(r.message())};
+}
+
+size_t et_ops_unregister_library(const char* library_path) {
+  return library_path ? et_ops::unregister_library(library_path) : 0;
+}
+
+et_ops_kernel_fn et_ops_lookup_fallback(const char* op) { return op ? et_ops::lookup(op) : nullptr; }
+
+void et_ops_string_free(char* message) { std::free(message); }
+
+}  // extern "C"

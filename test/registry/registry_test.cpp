@@ -1,0 +1,194 @@
+// Registration, lookup, atomic batches, unregistering, introspection and the
+// C ABI of the registry, with manifests built in this test executable.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "copies.h"
+#include "et_ops/registry.h"
+#include "et_ops/value.h"
+#include "registry/fault_injection.h"
+
+namespace {
+
+void kernel_one(et_ops_kernel_context*, et_ops_value* const*, std::size_t) {}
+void kernel_two(et_ops_kernel_context*, et_ops_value* const*, std::size_t) {}
+void kernel_int8(et_ops_kernel_context*, et_ops_value* const*, std::size_t) {}
+
+struct Manifest {
+  std::vector<et_ops_kernel_record> records;
+  et_ops_manifest raw{};
+  Manifest(const char* component, std::vector<et_ops_kernel_record> r) : records(std::move(r)) {
+    raw = et_ops_manifest{ET_OPS_ABI_VERSION, sizeof(et_ops_kernel_record), component, "9.9", records.data(),
+                          records.size()};
+  }
+};
+
+struct FirstWins {
+  FirstWins() { et_ops::set_duplicate_policy(et_ops::DuplicatePolicy::FirstWins); }
+  ~FirstWins() {
+    et_ops::clear_duplicate_policy();
+    et_ops::unregister_library("/proc/self/exe");
+  }
+};
+
+const std::string self_path = et_ops::canonical_library_path("/proc/self/exe");
+
+}  // namespace
+
+TEST_CASE("a registered batch is visible with its origin, schema and fingerprint", "[registry]") {
+  FirstWins guard;
+  Manifest m("unit", {{"unit::one.out", "", &kernel_one, "unit::one.out() -> ()", "fp-one"},
+                      {"unit::two.out", "", &kernel_two, "unit::two.out() -> ()", "fp-two"}});
+  auto result = et_ops::register_manifest(m.raw);
+  REQUIRE(result.ok());
+  CHECK(result.registered() == 2);
+  CHECK(et_ops::lookup("unit::one.out") == &kernel_one);
+  CHECK(et_ops::has_operator("unit::two.out"));
+  CHECK(et_ops::lookup("unit::three.out") == nullptr);
+
+  bool seen = false;
+  for (const auto& r : et_ops::registered_records()) {
+    if (r.op != "unit::one.out") continue;
+    seen = true;
+    CHECK(r.key.empty());
+    CHECK(r.schema == "unit::one.out() -> ()");
+    CHECK(r.fingerprint == "fp-one");
+    CHECK(r.origin.component == "unit");
+    CHECK(r.origin.version == "9.9");
+    CHECK(r.origin.library_path == self_path);  // found with dladdr
+    CHECK(r.active);
+  }
+  CHECK(seen);
+  CHECK(et_ops::dump_records().find("unit::two.out\tfallback\tunit\t9.9\t" + self_path + "\tfp-two\tactive") !=
+        std::string::npos);
+}
+
+TEST_CASE("lookup prefers a matching specialised kernel and falls back otherwise", "[registry][key]") {
+  FirstWins guard;
+  et_ops::KernelKey int8_key({{et_ops::DType::Int8, {0, 1}}});
+  const std::string key = int8_key.text();
+  CHECK(key == "v1/4;0,1");
+  Manifest m("unit", {{"unit::spec.out", "", &kernel_one, "s", "f"},
+                      {"unit::spec.out", key.c_str(), &kernel_int8, "s", "f"}});
+  REQUIRE(et_ops::register_manifest(m.raw).ok());
+
+  int8_t storage[4] = {};
+  et_ops::Tensor int8_tensor(et_ops::DType::Int8, storage, {2, 2});
+  et_ops::Tensor transposed(et_ops::DType::Int8, storage, {2, 2}, {1, 0});
+  et_ops::Tensor uint8_tensor(et_ops::DType::UInt8, storage, {2, 2});
+  const et_ops_tensor* args[] = {int8_tensor.raw()};
+  CHECK(et_ops::lookup("unit::spec.out", args, 1) == &kernel_int8);
+  args[0] = transposed.raw();
+  CHECK(et_ops::lookup("unit::spec.out", args, 1) == &kernel_one);
+  args[0] = uint8_tensor.raw();
+  CHECK(et_ops::lookup("unit::spec.out", args, 1) == &kernel_one);
+  CHECK(et_ops::lookup("unit::spec.out") == &kernel_one);
+}
+
+TEST_CASE("kernel keys round-trip and reject malformed text", "[key]") {
+  auto key = et_ops::KernelKey::parse("v1/6;0,1|6;1,0");
+  REQUIRE(key);
+  CHECK(key->metas().size() == 2);
+  CHECK(key->text() == "v1/6;0,1|6;1,0");
+  CHECK(et_ops::KernelKey::parse("")->is_fallback());
+  for (const char* bad : {"v2/6;0", "v1/", "v1/99;0", "v1/6", "v1/6;x", "v1/6;0|", "6;0"}) {
+    INFO(bad);
+    CHECK_FALSE(et_ops::KernelKey::parse(bad));
+  }
+}
+
+TEST_CASE("a rejected batch registers nothing and leaves the dump byte-for-byte unchanged", "[registry][atomic]") {
+  FirstWins guard;
+  et_ops::test::LoadedCopy a(COPY_A_PATH);
+  REQUIRE(a.register_all().ok());
+  const std::string before = et_ops::dump_records();
+  // One new operator and one that differs from copy_a's: all or nothing.
+  Manifest m("unit", {{"unit::fresh.out", "", &kernel_one, "s", "f"},
+                      {"et_test::negate.out", "", &kernel_two,
+                       "et_test::negate.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", "another-fingerprint"}});
+  auto result = et_ops::register_manifest(m.raw);
+  CHECK(result.status() == ET_OPS_ERROR_CONFLICT);
+  CHECK(result.message().find("et_test::negate.out") != std::string::npos);
+  CHECK(result.message().find("unit::fresh.out") == std::string::npos);
+  CHECK(et_ops::dump_records() == before);
+  CHECK_FALSE(et_ops::has_operator("unit::fresh.out"));
+}
+
+TEST_CASE("an injected allocation failure leaves the registry unchanged", "[registry][atomic]") {
+  FirstWins guard;
+  Manifest m("unit", {{"unit::a.out", "", &kernel_one, "s", "f"}, {"unit::b.out", "", &kernel_two, "s", "f"}});
+  const std::string before = et_ops::dump_records();
+  et_ops::detail::inject_registration_allocation_failure(1);  // the second record fails
+  auto result = et_ops::register_manifest(m.raw);
+  et_ops::detail::inject_registration_allocation_failure(-1);
+  CHECK(result.status() == ET_OPS_ERROR_NO_MEMORY);
+  CHECK(result.message().find("unchanged") != std::string::npos);
+  CHECK(et_ops::dump_records() == before);
+  CHECK(et_ops::register_manifest(m.raw).ok());
+}
+
+TEST_CASE("unregistering a library removes its records; lookups then fail cleanly", "[registry][unregister]") {
+  FirstWins guard;
+  et_ops::test::LoadedCopy a(COPY_A_PATH);
+  REQUIRE(a.register_all().ok());
+  CHECK(et_ops::lookup("et_test::negate.out") == a.function(1));
+  auto removed_before = et_ops::counters().unregistered;
+  CHECK(et_ops::unregister_library(COPY_A_PATH) == 3);  // any path that resolves to the library
+  CHECK(et_ops::counters().unregistered - removed_before == 3);
+  CHECK(et_ops::lookup("et_test::negate.out") == nullptr);
+  CHECK_FALSE(et_ops::has_operator("et_test::negate.out"));
+  CHECK(et_ops::unregister_library(COPY_A_PATH) == 0);
+  CHECK(et_ops::unregister_library("/no/such/library.so") == 0);
+}
+
+TEST_CASE("malformed manifests are refused with a reason", "[registry][abi]") {
+  FirstWins guard;
+  Manifest good("unit", {{"unit::x.out", "", &kernel_one, "s", "f"}});
+
+  Manifest bad_version = Manifest("unit", good.records);
+  bad_version.raw.abi_version = 99;
+  auto r = et_ops::register_manifest(bad_version.raw);
+  CHECK(r.status() == ET_OPS_ERROR_INVALID);
+  CHECK(r.message().find("ABI version 99") != std::string::npos);
+
+  Manifest no_fn("unit", {{"unit::x.out", "", nullptr, "s", "f"}});
+  CHECK(et_ops::register_manifest(no_fn.raw).message().find("no function") != std::string::npos);
+
+  Manifest bad_key("unit", {{"unit::x.out", "v7/zz", &kernel_one, "s", "f"}});
+  CHECK(et_ops::register_manifest(bad_key.raw).message().find("invalid kernel key") != std::string::npos);
+
+  Manifest twice("unit", {{"unit::x.out", "", &kernel_one, "s", "f"}, {"unit::x.out", "", &kernel_two, "s", "f"}});
+  CHECK(et_ops::register_manifest(twice.raw).message().find("appears twice") != std::string::npos);
+  CHECK_FALSE(et_ops::has_operator("unit::x.out"));
+
+  auto c_result = et_ops_register_manifest(nullptr);
+  CHECK(c_result.status == ET_OPS_ERROR_INVALID);
+  REQUIRE(c_result.message != nullptr);
+  et_ops_string_free(c_result.message);
+}
+
+TEST_CASE("the C ABI registers, looks up and unregisters", "[registry][abi]") {
+  FirstWins guard;
+  et_ops::test::LoadedCopy a(COPY_A_PATH);
+  auto result = et_ops_register_manifest(a.manifest);
+  CHECK(result.status == ET_OPS_OK);
+  CHECK(result.registered == 3);
+  CHECK(result.message == nullptr);
+  CHECK(et_ops_lookup_fallback("et_test::add_offset.out") == a.function(0));
+
+  // Call it through the registry with a real tensor.
+  int64_t in[3] = {1, 2, 3};
+  int64_t out[3] = {};
+  et_ops::Tensor tin(et_ops::DType::Int64, in, {3});
+  et_ops::Tensor tout(et_ops::DType::Int64, out, {3});
+  std::vector<et_ops_value> args = {et_ops::tensor_value(tin), et_ops::tensor_value(tout)};
+  auto ctx = et_ops::call_kernel(et_ops_lookup_fallback("et_test::add_offset.out"), args);
+  CHECK(ctx.ok());
+  CHECK(out[2] == 4);
+
+  CHECK(et_ops_unregister_library(a.path.c_str()) == 3);
+  CHECK(et_ops_lookup_fallback("et_test::add_offset.out") == nullptr);
+}
