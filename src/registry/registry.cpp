@@ -168,9 +168,11 @@ class Registry {
         Origin{m.component, m.version ? m.version : "", library_of(reinterpret_cast<const void*>(record_at(m, 0).fn))});
     std::lock_guard<std::mutex> lock(write_mutex_);
     std::vector<OpEntry> ops = current()->ops();  // the next table, built aside
+    // Reserve first: by_name views the names in place, so `ops` must never
+    // reallocate (a short name lives inside its std::string object).
+    ops.reserve(ops.size() + m.record_count);
     std::unordered_map<std::string_view, std::size_t> by_name;
     for (std::size_t i = 0; i < ops.size(); ++i) by_name.emplace(ops[i].name, i);
-    ops.reserve(ops.size() + m.record_count);  // keeps by_name's views valid
 
     BatchOutcome outcome;
     for (std::size_t i = 0; i < m.record_count; ++i) {

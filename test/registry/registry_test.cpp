@@ -192,3 +192,23 @@ TEST_CASE("the C ABI registers, looks up and unregisters", "[registry][abi]") {
   CHECK(et_ops_unregister_library(a.path.c_str()) == 3);
   CHECK(et_ops_lookup_fallback("et_test::add_offset.out") == nullptr);
 }
+
+TEST_CASE("short operator names survive the table growing (names stored inside the string)", "[registry]") {
+  FirstWins guard;
+  Manifest first("unit", {{"u::a", "", &kernel_one, "s", "f"}, {"u::b", "", &kernel_two, "s", "f"}});
+  REQUIRE(et_ops::register_manifest(first.raw).ok());
+  std::vector<std::string> names;
+  for (int i = 0; i < 64; ++i) names.push_back("u::n" + std::to_string(i));
+  std::vector<et_ops_kernel_record> records;
+  for (const auto& n : names) records.push_back({n.c_str(), "", &kernel_one, "s", "f"});
+  Manifest many("unit", records);
+  REQUIRE(et_ops::register_manifest(many.raw).ok());
+  auto again = et_ops::register_manifest(first.raw);  // the existing entries must be found, not duplicated
+  REQUIRE(again.ok());
+  CHECK(again.unchanged() == 2);
+  CHECK(again.registered() == 0);
+  std::size_t entries_for_a = 0;
+  for (const auto& r : et_ops::registered_records()) entries_for_a += r.op == "u::a";
+  CHECK(entries_for_a == 1);
+  CHECK(et_ops::lookup("u::b") == &kernel_two);
+}

@@ -1,0 +1,143 @@
+// Programs (.etp, version 1; see docs/program-format.md): loading, and
+// running with a per-thread run state.
+//
+// A loaded Program is immutable: constants mapped from the file, every
+// operator resolved in the registry, memory sizes planned. Running takes a
+// RunState, which holds the activation memory (inputs, intermediates,
+// outputs), allocated once when the state is made and reused by every run,
+// so one program can run from several threads, each with its own state,
+// and a run allocates nothing.
+#ifndef ET_OPS_PROGRAM_H
+#define ET_OPS_PROGRAM_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "et_ops/diagnostics.h"
+#include "et_ops/dtype.h"
+#include "et_ops/export.h"
+#include "et_ops/tensor.h"
+
+namespace et_ops {
+
+// Limits that a program must respect to be loaded; exceeding one is a load
+// error, never an attempt.
+struct LoadLimits {
+  std::size_t max_memory_bytes = std::size_t(1) << 30;  // activations of one run state
+  std::size_t max_values = 1 << 20;
+  std::size_t max_instructions = 1 << 20;
+  std::size_t max_header_bytes = std::size_t(64) << 20;
+  int max_json_depth = 64;
+};
+
+struct TensorSpec {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> sizes;
+  std::vector<uint8_t> dim_order;  // always filled (contiguous when absent in the file)
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    return n;
+  }
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+};
+
+enum class LoadErrorKind {
+  None,
+  File,              // cannot open or read the file
+  Format,            // not a valid .etp v1 program (magic, version, header, ranges, indices, limits)
+  MissingOperators,  // valid program, but operators are not registered (a packaging problem)
+};
+
+class Program;
+class RunState;
+
+struct LoadResult {
+  std::shared_ptr<const Program> program;  // null on error
+  LoadErrorKind kind = LoadErrorKind::None;
+  std::string error;              // names the file and what is wrong (for MissingOperators: the whole report)
+  MissingOperatorReport missing;  // filled for MissingOperators
+  bool ok() const { return program != nullptr; }
+  explicit operator bool() const { return ok(); }
+};
+
+struct RunResult {
+  bool ok = true;
+  explicit operator bool() const { return ok; }
+  std::string error;  // instruction index, operator and the kernel's message
+  std::size_t failed_instruction = 0;
+};
+
+class ET_OPS_API Program {
+ public:
+  // Reads, validates and resolves a whole program before anything runs.
+  static LoadResult load(const std::string& path, const LoadLimits& limits = {});
+
+  // Only what the file asks for, without resolving operators: the unique
+  // operator names in order of first use. Used by `et-ops doctor`.
+  struct Inspection {
+    std::string name;
+    std::vector<std::string> operators;
+    std::string error;  // non-empty when the file is not a valid program
+  };
+  static Inspection inspect(const std::string& path, const LoadLimits& limits = {});
+
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  const std::string& name() const;
+  const std::string& path() const;
+  std::size_t instruction_count() const;
+  const std::vector<std::string>& operators() const;  // unique, order of first use
+  std::size_t input_count() const;
+  std::size_t output_count() const;
+  const TensorSpec& input_spec(std::size_t i) const;
+  // Output i's spec; outputs that are not tensors have dtype Int64 / Float64 /
+  // Bool and empty sizes (a 0-dim tensor).
+  const TensorSpec& output_spec(std::size_t i) const;
+  // Bytes of activation memory one RunState holds.
+  std::size_t planned_memory_bytes() const;
+  // The header's "metadata" object, as JSON text.
+  const std::string& metadata_json() const;
+
+  // A fresh run state (allocates the activation memory once).
+  std::unique_ptr<RunState> make_state() const;
+
+  // Runs every instruction in order; stops at the first kernel error.
+  RunResult run(RunState& state) const;
+
+  struct Impl;
+
+ private:
+  explicit Program(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class ET_OPS_API RunState {
+ public:
+  ~RunState();
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
+
+  // Input i, to be filled before a run (it has the program's input spec).
+  TensorRef input(std::size_t i);
+  // Copies `nbytes` into input i; false (with `error`) on a size mismatch.
+  bool set_input(std::size_t i, const void* data, std::size_t nbytes, std::string* error = nullptr);
+  // Output i after a run. Non-tensor outputs are 0-dim tensors.
+  TensorRef output(std::size_t i) const;
+
+  struct Impl;
+
+ private:
+  friend class Program;
+  explicit RunState(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace et_ops
+
+#endif  // ET_OPS_PROGRAM_H

@@ -1,0 +1,28 @@
+"""et_ops from Python: run et_ops programs (.etp) and inspect the kernel registry.
+
+Importing the package registers the project's kernel sets (portable and
+quantized) in the process-wide registry of libet_ops.so; a registration
+error makes the import fail with ImportError and the registry's message.
+
+    import et_ops
+    program = et_ops.load("qmlp.etp")
+    outputs = program.run([numpy_array])
+
+The exporter is `python3 -m et_ops.export` (see et_ops.export).
+"""
+
+from . import _et_ops
+from .errors import Error, InputError, LibraryError, LoadError, RunError
+from .program import Program, TensorSpec, load
+from .registry import (clear_duplicate_policy, counters, duplicate_policy, load_library, registered_operators,
+                       set_duplicate_policy, unregister_library)
+
+#: The project's kernel components this module registered on import.
+components = _et_ops.components
+
+__all__ = [
+    "Error", "InputError", "LibraryError", "LoadError", "RunError",
+    "Program", "TensorSpec", "load",
+    "clear_duplicate_policy", "counters", "duplicate_policy", "load_library", "registered_operators",
+    "set_duplicate_policy", "unregister_library", "components",
+]

@@ -1,0 +1,233 @@
+"""Writing and reading et_ops program files (.etp, format version 1).
+
+The layout is fixed by docs (DESIGN "Program format"): the magic ``ETOP``,
+a u32 version, a u64 header size H, H bytes of UTF-8 JSON, zero padding to
+the next multiple of 64, then the data segment holding the constants, each
+at a 64-byte aligned offset.
+
+`ProgramBuilder` collects values and instructions and writes the file; the
+output depends only on what was added, in what order, so the same model
+always gives the same bytes. `read_program` parses a file back (header and
+constants) without the C++ runtime, for tests and tools.
+"""
+
+import json
+import struct
+
+import numpy as np
+
+MAGIC = b"ETOP"
+FORMAT_VERSION = 1
+ALIGNMENT = 64
+_PREAMBLE = struct.Struct("<4sIQ")
+
+# numpy dtype for every .etp dtype. NumPy has no bfloat16: its tensors are
+# stored and exchanged as uint16 raw bits.
+NUMPY_DTYPES = {
+    "float32": np.dtype("<f4"),
+    "float64": np.dtype("<f8"),
+    "float16": np.dtype("<f2"),
+    "bfloat16": np.dtype("<u2"),
+    "int8": np.dtype("i1"),
+    "uint8": np.dtype("u1"),
+    "int16": np.dtype("<i2"),
+    "uint16": np.dtype("<u2"),
+    "int32": np.dtype("<i4"),
+    "int64": np.dtype("<i8"),
+    "bool": np.dtype("?"),
+}
+
+_DTYPE_OF_NUMPY = {
+    np.dtype("<f4"): "float32",
+    np.dtype("<f8"): "float64",
+    np.dtype("<f2"): "float16",
+    np.dtype("i1"): "int8",
+    np.dtype("u1"): "uint8",
+    np.dtype("<i2"): "int16",
+    np.dtype("<u2"): "uint16",
+    np.dtype("<i4"): "int32",
+    np.dtype("<i8"): "int64",
+    np.dtype("?"): "bool",
+}
+
+
+def etp_dtype_of(array):
+    """The .etp dtype name of a numpy array (uint16 for raw bfloat16 bits)."""
+    try:
+        return _DTYPE_OF_NUMPY[array.dtype.newbyteorder("<")]
+    except KeyError:
+        raise TypeError(f"numpy dtype {array.dtype} has no .etp equivalent") from None
+
+
+def _align(offset):
+    return (offset + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+class ProgramBuilder:
+    """Builds one program: values, instructions, inputs, outputs."""
+
+    def __init__(self, name):
+        self.name = name
+        self._values = []
+        self._constants = []  # (value index, contiguous little-endian bytes)
+        self._interned = {}  # scalar values are shared: (type, json text) -> index
+        self._instructions = []
+        self._inputs = []
+        self._outputs = []
+        self.metadata = {}
+
+    # ---- values ----
+    def _add(self, value):
+        self._values.append(value)
+        return len(self._values) - 1
+
+    def _interned_value(self, value):
+        key = (value["type"], json.dumps(value.get("value")))
+        if key not in self._interned:
+            self._interned[key] = self._add(value)
+        return self._interned[key]
+
+    def tensor(self, dtype, sizes, dim_order=None):
+        """A tensor without data: an input or an intermediate (contiguous unless dim_order says otherwise)."""
+        if dtype not in NUMPY_DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}")
+        value = {"type": "tensor", "dtype": dtype, "sizes": [int(s) for s in sizes]}
+        if dim_order is not None:
+            value["dim_order"] = [int(d) for d in dim_order]
+        return self._add(value)
+
+    def constant(self, array, dtype=None):
+        """A constant tensor holding `array` (bfloat16 needs dtype='bfloat16' and uint16 bits)."""
+        array = np.asarray(array)
+        dtype = dtype or etp_dtype_of(array)
+        data = np.ascontiguousarray(array, dtype=NUMPY_DTYPES[dtype]).tobytes()
+        index = self._add({"type": "tensor", "dtype": dtype, "sizes": [int(s) for s in array.shape]})
+        self._constants.append((index, data))
+        return index
+
+    def integer(self, value):
+        return self._interned_value({"type": "int", "value": int(value)})
+
+    def double(self, value):
+        return self._interned_value({"type": "double", "value": float(value)})
+
+    def boolean(self, value):
+        return self._interned_value({"type": "bool", "value": bool(value)})
+
+    def scalar_type(self, dtype):
+        if dtype not in NUMPY_DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}")
+        return self._interned_value({"type": "scalar_type", "value": dtype})
+
+    def int_list(self, values):
+        return self._interned_value({"type": "int_list", "value": [int(v) for v in values]})
+
+    def none(self):
+        return self._interned_value({"type": "none"})
+
+    def value(self, index):
+        """The header entry of value `index` (a copy)."""
+        return dict(self._values[index])
+
+    # ---- program structure ----
+    def instruction(self, op, args):
+        for a in args:
+            if not 0 <= a < len(self._values):
+                raise IndexError(f"{op}: argument value {a} does not exist")
+        self._instructions.append({"op": op, "args": list(args)})
+
+    def input(self, index):
+        self._inputs.append(index)
+
+    def output(self, index):
+        self._outputs.append(index)
+
+    # ---- serialisation ----
+    def _layout_constants(self):
+        """Header values with data ranges, and the data segment's bytes."""
+        values = [dict(v) for v in self._values]
+        segment = bytearray()
+        for index, data in self._constants:
+            offset = _align(len(segment))
+            segment.extend(b"\0" * (offset - len(segment)))
+            segment.extend(data)
+            values[index]["data"] = {"offset": offset, "nbytes": len(data)}
+        return values, bytes(segment)
+
+    def to_bytes(self):
+        values, segment = self._layout_constants()
+        header = {
+            "format": "etp",
+            "version": FORMAT_VERSION,
+            "name": self.name,
+            "values": values,
+            "inputs": self._inputs,
+            "outputs": self._outputs,
+            "instructions": self._instructions,
+            "metadata": self.metadata,
+        }
+        # allow_nan=False: NaN and infinities are not JSON, so a non-finite double is refused here.
+        header_bytes = json.dumps(header, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        preamble = _PREAMBLE.pack(MAGIC, FORMAT_VERSION, len(header_bytes))
+        head = preamble + header_bytes
+        return head + b"\0" * (_align(len(head)) - len(head)) + segment
+
+    def write(self, path):
+        with open(path, "wb") as f:
+            f.write(self.to_bytes())
+
+
+class ProgramFile:
+    """A parsed .etp file: the header (dict) and the constants (numpy arrays)."""
+
+    def __init__(self, header, constants):
+        self.header = header
+        self.constants = constants  # value index -> numpy array
+
+    @property
+    def name(self):
+        return self.header["name"]
+
+    @property
+    def operators(self):
+        """Unique operator names in order of first use."""
+        return list(dict.fromkeys(i["op"] for i in self.header["instructions"]))
+
+
+def _logical_array(data, value):
+    """A constant's bytes (stored in its dim order) as an array indexed logically."""
+    sizes = value["sizes"]
+    dim_order = value.get("dim_order", list(range(len(sizes))))
+    stored = np.frombuffer(data, dtype=NUMPY_DTYPES[value["dtype"]]).reshape([sizes[d] for d in dim_order])
+    return stored.transpose(np.argsort(dim_order))
+
+
+def parse_program(data):
+    """Parses .etp bytes; raises ValueError naming what is wrong."""
+    if len(data) < _PREAMBLE.size:
+        raise ValueError(f"truncated: {len(data)} bytes, shorter than the {_PREAMBLE.size}-byte preamble")
+    magic, version, header_size = _PREAMBLE.unpack_from(data)
+    if magic != MAGIC:
+        raise ValueError(f"wrong magic {magic!r}, expected {MAGIC!r}")
+    if version != FORMAT_VERSION:
+        raise ValueError(f"unsupported format version {version}")
+    header_end = _PREAMBLE.size + header_size
+    if header_end > len(data):
+        raise ValueError(f"header of {header_size} bytes runs past the end of the file")
+    header = json.loads(data[_PREAMBLE.size:header_end].decode("utf-8"))
+    segment_start = _align(header_end)
+    constants = {}
+    for index, value in enumerate(header["values"]):
+        if value["type"] != "tensor" or "data" not in value:
+            continue
+        start = segment_start + value["data"]["offset"]
+        end = start + value["data"]["nbytes"]
+        if end > len(data):
+            raise ValueError(f"constant {index} runs past the end of the file")
+        constants[index] = _logical_array(data[start:end], value)
+    return ProgramFile(header, constants)
+
+
+def read_program(path):
+    with open(path, "rb") as f:
+        return parse_program(f.read())

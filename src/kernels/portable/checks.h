@@ -1,0 +1,418 @@
+// Argument checks, dtype dispatch and strided iteration shared by every
+// portable kernel. Each check reports through the context, naming the
+// operator, the argument and the offending value, and returns false;
+// kernels stop at the first false. Nothing here allocates on the success
+// path (shapes have a fixed capacity), so kernels stay allocation-free.
+#ifndef ET_OPS_SRC_KERNELS_PORTABLE_CHECKS_H
+#define ET_OPS_SRC_KERNELS_PORTABLE_CHECKS_H
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "et_ops/dtype.h"
+#include "et_ops/kernel_context.h"
+#include "et_ops/kernels/portable.h"
+#include "et_ops/tensor.h"
+
+namespace et_ops::kernels::portable::detail {
+
+// Reports fmt-formatted text, prefixed with the operator name.
+template <typename... Args>
+bool fail(KernelContext& ctx, const char* op, fmt::format_string<Args...> format, Args&&... args) {
+  ctx.fail(fmt::format("{}: {}", op, fmt::format(format, std::forward<Args>(args)...)));
+  return false;
+}
+
+// ---- shapes ----
+
+struct Shape {
+  int64_t dim = 0;
+  int64_t sizes[ET_OPS_MAX_DIMS] = {};
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d = 0; d < dim; ++d) n *= sizes[d];
+    return n;
+  }
+};
+
+inline Shape shape_of(TensorRef t) {
+  Shape s;
+  s.dim = t.dim();
+  for (int64_t d = 0; d < s.dim; ++d) s.sizes[d] = t.size(d);
+  return s;
+}
+
+inline std::string list_string(const int64_t* values, int64_t count) {
+  std::string s = "[";
+  for (int64_t i = 0; i < count; ++i) s += fmt::format(i ? ", {}" : "{}", values[i]);
+  return s + "]";
+}
+inline std::string list_string(IntList list) { return list_string(list.data(), list.size()); }
+inline std::string shape_string(TensorRef t) { return list_string(t.sizes(), t.dim()); }
+inline std::string shape_string(const Shape& s) { return list_string(s.sizes, s.dim); }
+inline std::string scalar_string(Scalar s) {
+  return s.is_integral() ? fmt::format("{}", s.to_int()) : fmt::format("{}", s.to_double());
+}
+
+// ---- tensor structure ----
+
+// True when the strides lay the sizes out densely without overlap (some
+// permutation of row-major): memory offsets [0, numel) then hold every
+// element exactly once, so the tensor's extent is known.
+inline bool is_dense(TensorRef t) {
+  int64_t dims[ET_OPS_MAX_DIMS];
+  int64_t count = 0;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1) dims[count++] = d;
+  // Insertion sort by stride, innermost first (at most 16 dims).
+  for (int64_t i = 1; i < count; ++i)
+    for (int64_t j = i; j > 0 && t.stride(dims[j]) < t.stride(dims[j - 1]); --j) std::swap(dims[j], dims[j - 1]);
+  int64_t expected = 1;
+  for (int64_t i = 0; i < count; ++i) {
+    if (t.stride(dims[i]) != expected) return false;
+    expected *= t.size(dims[i]);
+  }
+  return true;
+}
+
+// The structural promises kernels rely on before touching memory: a valid
+// dtype and rank, sizes whose product fits int64 (even with a zero size
+// elsewhere, so size arithmetic cannot overflow) and equals numel, elements
+// present when numel > 0, and a dense layout. A tensor that breaks one is
+// reported, never read.
+inline bool check_tensor(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  const et_ops_tensor& raw = t.raw();
+  if (!is_valid_dtype(raw.dtype)) return fail(ctx, op, "{} has an invalid dtype code {}", name, raw.dtype);
+  if (raw.dim < 0 || raw.dim > ET_OPS_MAX_DIMS)
+    return fail(ctx, op, "{} has {} dimensions; at most {} are supported", name, raw.dim, ET_OPS_MAX_DIMS);
+  if (raw.dim > 0 && (raw.sizes == nullptr || raw.strides == nullptr))
+    return fail(ctx, op, "{} has no sizes or strides", name);
+  int64_t nonzero_product = 1;
+  int64_t product = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const int64_t size = t.size(d);
+    if (size < 0) return fail(ctx, op, "{} has a negative size {} in dimension {}", name, size, d);
+    if (size > 1 && nonzero_product > std::numeric_limits<int64_t>::max() / size)
+      return fail(ctx, op, "{} has sizes {} whose product overflows", name, shape_string(t));
+    if (size > 0) nonzero_product *= size;
+    product *= size;
+  }
+  if (product != t.numel())
+    return fail(ctx, op, "{} has numel {} but sizes {} hold {} elements", name, t.numel(), shape_string(t), product);
+  if (t.numel() > 0 && t.data() == nullptr) return fail(ctx, op, "{} has {} elements but no data", name, t.numel());
+  if (t.numel() > 0 && !is_dense(t))
+    return fail(ctx, op, "{} has strides {}, which are not a dense layout of sizes {}", name,
+                list_string(t.strides(), t.dim()), shape_string(t));
+  return true;
+}
+
+inline bool check_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t, DType expected) {
+  if (t.dtype() == expected) return true;
+  return fail(ctx, op, "{} must be {}, got {}", name, dtype_name(expected), dtype_name(t.dtype()));
+}
+
+// No type promotion: every tensor of an elementwise op has one dtype.
+inline bool check_same_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t,
+                             const char* like_name, TensorRef like) {
+  if (t.dtype() == like.dtype()) return true;
+  return fail(ctx, op, "{} has dtype {}, expected {} (the dtype of {}); dtypes are not promoted", name,
+              dtype_name(t.dtype()), dtype_name(like.dtype()), like_name);
+}
+
+inline bool check_rank(KernelContext& ctx, const char* op, const char* name, TensorRef t, int64_t rank) {
+  if (t.dim() == rank) return true;
+  return fail(ctx, op, "{} must be {}-D, got {}-D with shape {}", name, rank, t.dim(), shape_string(t));
+}
+
+inline bool same_shape(TensorRef t, const Shape& s) {
+  if (t.dim() != s.dim) return false;
+  for (int64_t d = 0; d < s.dim; ++d)
+    if (t.size(d) != s.sizes[d]) return false;
+  return true;
+}
+
+// `what` says where the expected shape comes from ("the shape of self").
+inline bool check_out_shape(KernelContext& ctx, const char* op, const char* name, TensorRef out,
+                            const Shape& expected, const char* what) {
+  if (same_shape(out, expected)) return true;
+  return fail(ctx, op, "{} has shape {}, expected {} ({}); outputs are never resized", name, shape_string(out),
+              shape_string(expected), what);
+}
+
+// ---- memory overlap ----
+
+inline bool overlaps(TensorRef a, TensorRef b) {
+  if (a.numel() == 0 || b.numel() == 0) return false;
+  const auto a_begin = reinterpret_cast<std::uintptr_t>(a.data());
+  const auto b_begin = reinterpret_cast<std::uintptr_t>(b.data());
+  return a_begin < b_begin + b.nbytes() && b_begin < a_begin + a.nbytes();
+}
+
+// The very same tensor: each logical index maps to the same element.
+inline bool is_exact_alias(TensorRef a, TensorRef b) {
+  if (a.data() != b.data() || a.dtype() != b.dtype() || !a.same_shape(b)) return false;
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (a.size(d) > 1 && a.stride(d) != b.stride(d)) return false;
+  return true;
+}
+
+enum class Alias { Forbidden, ExactAllowed };
+
+// An out tensor that shares memory with an input would be read after it
+// was written; kernels that read each element once before writing it
+// (elementwise ops) allow out to be exactly the input, nothing else.
+inline bool check_no_overlap(KernelContext& ctx, const char* op, const char* out_name, TensorRef out,
+                             const char* in_name, TensorRef in, Alias alias) {
+  if (!overlaps(out, in)) return true;
+  if (alias == Alias::ExactAllowed && is_exact_alias(out, in)) return true;
+  if (alias == Alias::ExactAllowed)
+    return fail(ctx, op, "{} overlaps {} in memory without being the very same tensor (same data, shape and strides)",
+                out_name, in_name);
+  return fail(ctx, op, "{} overlaps {} in memory; this kernel needs them disjoint", out_name, in_name);
+}
+
+// ---- dtype dispatch ----
+
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+inline constexpr const char* kArithmeticDtypes = "float32, float64, int8, uint8, int16, int32, int64";
+
+// Calls f(Tag<T>{}) with the storage type of a dtype that add, mul and relu
+// support; returns false for any other dtype.
+template <typename F>
+bool dispatch_arithmetic(DType t, F&& f) {
+  switch (t) {
+    case DType::Float32: f(Tag<float>{}); return true;
+    case DType::Float64: f(Tag<double>{}); return true;
+    case DType::Int8: f(Tag<int8_t>{}); return true;
+    case DType::UInt8: f(Tag<uint8_t>{}); return true;
+    case DType::Int16: f(Tag<int16_t>{}); return true;
+    case DType::Int32: f(Tag<int32_t>{}); return true;
+    case DType::Int64: f(Tag<int64_t>{}); return true;
+    default: return false;
+  }
+}
+
+inline bool check_arithmetic_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  if (dispatch_arithmetic(t.dtype(), [](auto) {})) return true;
+  return fail(ctx, op, "{} has dtype {}, which is not supported; expected one of {}", name, dtype_name(t.dtype()),
+              kArithmeticDtypes);
+}
+
+template <typename T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::Float32;
+  else if constexpr (std::is_same_v<T, double>) return DType::Float64;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::Int8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UInt8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::Int16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
+  else static_assert(sizeof(T) == 0, "not an arithmetic element type");
+}
+
+// Converts a Scalar to the element type as aten does (c10 checked_convert):
+// an integral tensor rejects a floating scalar and one out of its range
+// (an unsigned type also takes -max..-1, which wrap as two's complement, so
+// uint8 `a + (-2) * b` is `a + 254 * b`); a floating tensor rejects a finite
+// value beyond its range.
+template <typename T>
+bool scalar_to(KernelContext& ctx, const char* op, const char* name, Scalar s, T& value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (s.is_integral()) {
+      value = static_cast<T>(s.to_int());  // int64 -> T directly: one rounding, as aten
+      return true;
+    }
+    const double v = s.to_double();
+    if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<T>::max()))
+      return fail(ctx, op, "{} = {} cannot be converted to {} without overflow", name, v, dtype_name(dtype_of<T>()));
+    value = static_cast<T>(v);
+    return true;
+  } else {
+    if (!s.is_integral())
+      return fail(ctx, op, "{} = {} is a floating point number; integral tensors need an integral {}", name,
+                  s.to_double(), name);
+    const int64_t v = s.to_int();
+    const int64_t max = static_cast<int64_t>(std::numeric_limits<T>::max());
+    const int64_t min = std::is_unsigned_v<T> ? -max : static_cast<int64_t>(std::numeric_limits<T>::min());
+    if (v < min || v > max)
+      return fail(ctx, op, "{} = {} cannot be converted to {} without overflow", name, v, dtype_name(dtype_of<T>()));
+    value = static_cast<T>(v);
+    return true;
+  }
+}
+
+// ---- int list arguments ----
+
+// Normalises a possibly negative dimension index against `rank` (a 0-dim
+// tensor accepts -1 and 0, as aten's maybe_wrap_dim).
+inline bool wrap_dim(KernelContext& ctx, const char* op, const char* name, int64_t dim, int64_t rank,
+                     int64_t& wrapped) {
+  const int64_t range = rank > 0 ? rank : 1;
+  if (dim < -range || dim >= range)
+    return fail(ctx, op, "{} = {} is out of range for a {}-D tensor (expected a value in [{}, {}])", name, dim, rank,
+                -range, range - 1);
+  wrapped = dim < 0 ? dim + range : dim;
+  return true;
+}
+
+// ---- broadcasting ----
+
+// The shape PyTorch's broadcasting gives a and b: trailing dimensions
+// aligned, each pair equal or one of them 1.
+inline bool broadcast_shape(KernelContext& ctx, const char* op, const char* a_name, TensorRef a, const char* b_name,
+                            TensorRef b, Shape& result) {
+  result.dim = a.dim() > b.dim() ? a.dim() : b.dim();
+  for (int64_t i = 0; i < result.dim; ++i) {
+    const int64_t ad = a.dim() - result.dim + i;
+    const int64_t bd = b.dim() - result.dim + i;
+    const int64_t as = ad >= 0 ? a.size(ad) : 1;
+    const int64_t bs = bd >= 0 ? b.size(bd) : 1;
+    if (as != bs && as != 1 && bs != 1)
+      return fail(ctx, op, "{} of shape {} and {} of shape {} cannot be broadcast: sizes {} and {} at dimension {} of the result",
+                  a_name, shape_string(a), b_name, shape_string(b), as, bs, i);
+    result.sizes[i] = as == 1 ? bs : as;
+  }
+  return true;
+}
+
+inline bool check_broadcastable_to(KernelContext& ctx, const char* op, const char* name, TensorRef t,
+                                   const Shape& target, const char* target_name) {
+  bool ok = t.dim() <= target.dim;
+  for (int64_t d = 0; ok && d < t.dim(); ++d) {
+    const int64_t size = t.size(d);
+    ok = size == 1 || size == target.sizes[target.dim - t.dim() + d];
+  }
+  if (ok) return true;
+  return fail(ctx, op, "{} of shape {} cannot be broadcast to {} (the shape of {})", name, shape_string(t),
+              shape_string(target), target_name);
+}
+
+// Strides of t seen in `target`'s index space: 0 where t is broadcast
+// (a missing leading dimension or a size of 1).
+inline void broadcast_strides(TensorRef t, const Shape& target, int64_t* strides) {
+  for (int64_t d = 0; d < target.dim; ++d) {
+    const int64_t td = t.dim() - target.dim + d;
+    strides[d] = (td < 0 || t.size(td) == 1) ? 0 : t.stride(td);
+  }
+}
+
+// ---- strided iteration ----
+
+// K operands walked together over one index space; operand k's element at
+// index i sits at sum over d of i[d] * strides[k][d] (elements, not bytes).
+template <std::size_t K>
+struct StridedLoop {
+  int64_t dim = 0;
+  int64_t sizes[ET_OPS_MAX_DIMS] = {};
+  int64_t strides[K][ET_OPS_MAX_DIMS] = {};
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d = 0; d < dim; ++d) n *= sizes[d];
+    return n;
+  }
+
+  // Drops size-1 dimensions and merges neighbours that every operand steps
+  // through as one, so contiguous operands become one long row.
+  void coalesce() {
+    int64_t kept = 0;
+    for (int64_t d = 0; d < dim; ++d) {
+      if (sizes[d] == 1) continue;
+      if (kept > 0 && mergeable(kept - 1, d)) {
+        sizes[kept - 1] *= sizes[d];
+        for (std::size_t k = 0; k < K; ++k) strides[k][kept - 1] = strides[k][d];
+        continue;
+      }
+      sizes[kept] = sizes[d];
+      for (std::size_t k = 0; k < K; ++k) strides[k][kept] = strides[k][d];
+      ++kept;
+    }
+    dim = kept;
+  }
+
+ private:
+  bool mergeable(int64_t outer, int64_t inner) const {
+    for (std::size_t k = 0; k < K; ++k)
+      if (strides[k][outer] != strides[k][inner] * sizes[inner]) return false;
+    return true;
+  }
+};
+
+// A loop over `shape` whose operands broadcast to it (an operand of the
+// very shape just contributes its own strides).
+template <std::size_t K>
+StridedLoop<K> broadcast_loop(const Shape& shape, const TensorRef (&operands)[K]) {
+  StridedLoop<K> loop;
+  loop.dim = shape.dim;
+  for (int64_t d = 0; d < shape.dim; ++d) loop.sizes[d] = shape.sizes[d];
+  for (std::size_t k = 0; k < K; ++k) broadcast_strides(operands[k], shape, loop.strides[k]);
+  loop.coalesce();
+  return loop;
+}
+
+// Calls row(offsets, length, inner_strides) for every run of the innermost
+// dimension: offsets[k] is the row's first element in operand k, whose
+// following elements are inner_strides[k] apart.
+template <std::size_t K, typename Row>
+void for_each_row(const StridedLoop<K>& loop, Row&& row) {
+  if (loop.numel() == 0) return;
+  int64_t offsets[K] = {};
+  int64_t inner_strides[K] = {};
+  int64_t length = 1;
+  if (loop.dim > 0) {
+    length = loop.sizes[loop.dim - 1];
+    for (std::size_t k = 0; k < K; ++k) inner_strides[k] = loop.strides[k][loop.dim - 1];
+  }
+  int64_t index[ET_OPS_MAX_DIMS] = {};
+  const int64_t outer_dims = loop.dim > 0 ? loop.dim - 1 : 0;
+  for (;;) {
+    row(static_cast<const int64_t*>(offsets), length, static_cast<const int64_t*>(inner_strides));
+    int64_t d = outer_dims - 1;
+    for (; d >= 0; --d) {
+      ++index[d];
+      for (std::size_t k = 0; k < K; ++k) offsets[k] += loop.strides[k][d];
+      if (index[d] < loop.sizes[d]) break;
+      for (std::size_t k = 0; k < K; ++k) offsets[k] -= loop.sizes[d] * loop.strides[k][d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Walks one tensor's elements in logical (row-major) order, yielding the
+// memory offset of each.
+class LogicalCursor {
+ public:
+  explicit LogicalCursor(TensorRef t) : tensor_(t) {}
+  int64_t offset() const { return offset_; }
+  void next() {
+    for (int64_t d = tensor_.dim() - 1; d >= 0; --d) {
+      ++index_[d];
+      offset_ += tensor_.stride(d);
+      if (index_[d] < tensor_.size(d)) return;
+      offset_ -= tensor_.size(d) * tensor_.stride(d);
+      index_[d] = 0;
+    }
+  }
+
+ private:
+  TensorRef tensor_;
+  int64_t index_[ET_OPS_MAX_DIMS] = {};
+  int64_t offset_ = 0;
+};
+
+}  // namespace et_ops::kernels::portable::detail
+
+#endif  // ET_OPS_SRC_KERNELS_PORTABLE_CHECKS_H

@@ -1,0 +1,150 @@
+// Per-target building blocks shared by the vectorised kernels: widening
+// loads of quantized integers, narrowing stores, and the saturation rule of
+// reference §1.3 on vectors. Included once per Highway target (the guard
+// toggles with HWY_TARGET_TOGGLE, as Highway's own -inl.h headers do).
+#if defined(ET_OPS_VECTOR_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ET_OPS_VECTOR_OPS_INL_H_
+#undef ET_OPS_VECTOR_OPS_INL_H_
+#else
+#define ET_OPS_VECTOR_OPS_INL_H_
+#endif
+
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+HWY_BEFORE_NAMESPACE();
+namespace et_ops::kernels::quantized::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Quantized integers (u8, i8, i16, u16, i32) widened exactly to i32 lanes.
+template <typename Q, class DI>
+HWY_INLINE hn::VFromD<DI> LoadAsI32(DI di, const Q* p) {
+  if constexpr (std::is_same_v<Q, int32_t>) {
+    return hn::LoadU(di, p);
+  } else {
+    const hn::Rebind<Q, DI> dq;
+    return hn::PromoteTo(di, hn::LoadU(dq, p));
+  }
+}
+
+// i32 lanes already within the bounds of Q, narrowed to Q lanes.
+template <typename Q, class DI>
+HWY_INLINE hn::VFromD<hn::Rebind<Q, DI>> DemoteFromI32(DI di, hn::VFromD<DI> v) {
+  if constexpr (std::is_same_v<Q, int32_t>) {
+    (void)di;
+    return v;
+  } else {
+    return hn::DemoteTo(hn::Rebind<Q, DI>(), v);
+  }
+}
+
+// Float bounds of a quantization range: lo is the least float >= quant_min,
+// hi the greatest float <= quant_max. For an integer-valued (or infinite)
+// float t, t > quant_max exactly when t > hi, and likewise for lo, so
+// clamping to [lo, hi] decides saturation exactly. `exact` says the bounds
+// are the integers themselves (always, except for wide i32 ranges).
+struct FloatBounds {
+  float lo;
+  float hi;
+  bool exact;
+};
+
+// sat(t) of reference §1.3 for integer-valued f32 lanes: NaN -> quant_min,
+// clamp in float, then an exact conversion. With inexact bounds the lanes
+// beyond [lo, hi] are replaced by the integer bounds after conversion.
+template <bool kExactBounds, class DF, class DI = hn::RebindToSigned<DF>>
+HWY_INLINE hn::VFromD<DI> SaturateF32(DF df, hn::VFromD<DF> t, const FloatBounds& bounds, int32_t quant_min,
+                                      int32_t quant_max) {
+  const DI di;
+  const auto lo = hn::Set(df, bounds.lo);
+  const auto hi = hn::Set(df, bounds.hi);
+  const auto clamped = hn::IfThenElse(hn::Eq(t, t), hn::Min(hn::Max(t, lo), hi), lo);
+  auto q = hn::ConvertTo(di, clamped);
+  if constexpr (!kExactBounds) {
+    q = hn::IfThenElse(hn::RebindMask(di, hn::Gt(t, hi)), hn::Set(di, quant_max), q);
+    q = hn::IfThenElse(hn::RebindMask(di, hn::Not(hn::Ge(t, lo))), hn::Set(di, quant_min), q);
+  }
+  return q;
+}
+
+// sat(t) for integer-valued f64 lanes; every quantized bound is exact in
+// binary64. Returns i32 lanes (half as many bytes as the f64 lanes).
+template <class DD, class DI = hn::Rebind<int32_t, DD>>
+HWY_INLINE hn::VFromD<DI> SaturateF64(DD dd, hn::VFromD<DD> t, double quant_min, double quant_max) {
+  const DI di;
+  const auto lo = hn::Set(dd, quant_min);
+  const auto hi = hn::Set(dd, quant_max);
+  const auto clamped = hn::IfThenElse(hn::Eq(t, t), hn::Min(hn::Max(t, lo), hi), lo);
+  return hn::DemoteTo(di, clamped);
+}
+
+// Outputs at least this large are written with non-temporal stores: they do
+// not fit the caches that would keep them for a consumer anyway, and
+// streaming skips the read-for-ownership of every destination line, the
+// same traffic memcpy has (about a third of the bytes for i8 -> f32).
+constexpr std::size_t kStreamingBytes = std::size_t{1} << 22;
+
+#if HWY_TARGET != HWY_SCALAR  // single-lane vectors: nothing to assemble or stream
+
+// One whole vector of `d_out` (Out lanes) for elements [i, i + Lanes(d_out)),
+// concatenated in registers from compute(d, ...) results, which have as many
+// lanes as `d` (a power-of-two fraction of d_out's).
+template <class DOut, class D, class Compute>
+HWY_INLINE hn::VFromD<DOut> Assemble(DOut d_out, D d, std::size_t i, const Compute& compute) {
+  if constexpr (std::is_same_v<DOut, hn::Rebind<hn::TFromD<DOut>, D>>) {
+    return compute(d, i);
+  } else {
+    const hn::Half<DOut> d_half;
+    return hn::Combine(d_out, Assemble(d_half, d, i + hn::Lanes(d_half), compute), Assemble(d_half, d, i, compute));
+  }
+}
+
+// The streaming part of WriteEach: single lanes up to an output address
+// aligned to a whole vector of Out, then aligned non-temporal stores of
+// whole vectors. Returns how many elements it wrote (a prefix of [0, n)).
+template <class D, typename Out, class Compute>
+HWY_INLINE std::size_t StreamEach(D d, std::size_t n, Out* out, const Compute& compute) {
+  const hn::ScalableTag<Out> d_full;
+  const hn::CappedTag<hn::TFromD<D>, 1> d1;
+  const hn::Rebind<Out, decltype(d1)> d1_out;
+  const std::size_t full = hn::Lanes(d_full);
+  const std::size_t alignment = full * sizeof(Out);
+  if (hn::Lanes(d) > full || reinterpret_cast<uintptr_t>(out) % sizeof(Out) != 0) return 0;
+  std::size_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(out + i) % alignment != 0; ++i)
+    hn::StoreU(compute(d1, i), d1_out, out + i);
+  for (; i + full <= n; i += full) hn::Stream(Assemble(d_full, d, i, compute), d_full, out + i);
+  hwy::FlushStream();
+  return i;
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// out[i] = compute(d, i) lane by lane over [0, n): whole vectors of `d`
+// (streamed for large outputs), then single lanes, so the tail performs the
+// very same operations without touching memory past n. compute(d, i) loads
+// its inputs and returns the Out lanes for elements [i, i + Lanes(d)).
+template <class D, typename Out, class Compute>
+HWY_INLINE void WriteEach(D d, std::size_t n, Out* out, const Compute& compute) {
+  const hn::Rebind<Out, D> d_out;
+  const hn::CappedTag<hn::TFromD<D>, 1> d1;
+  const hn::Rebind<Out, decltype(d1)> d1_out;
+  const std::size_t lanes = hn::Lanes(d);
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  if (n * sizeof(Out) >= kStreamingBytes) i = StreamEach(d, n, out, compute);
+#endif
+  for (; i + lanes <= n; i += lanes) hn::StoreU(compute(d, i), d_out, out + i);
+  for (; i < n; ++i) hn::StoreU(compute(d1, i), d1_out, out + i);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace et_ops::kernels::quantized::simd
+HWY_AFTER_NAMESPACE();
+
+#endif  // ET_OPS_VECTOR_OPS_INL_H_

@@ -1,0 +1,437 @@
+// _et_ops: the native half of the et_ops Python package (python/et_ops).
+//
+// It links libet_ops.so and the project's kernel libraries dynamically, never
+// a private copy of any kernel, so a process that also links the libraries
+// from C++ holds one copy of each. Importing it registers the project's
+// kernel sets. Errors that a user can cause (a bad program file, a failing
+// run, a library that will not load) come back as structured results, and
+// the pure-Python layer turns them into its exception classes; this layer
+// raises only when it is called with arguments of the wrong kind.
+#include <dlfcn.h>
+#include <link.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "et_ops/abi.h"
+#include "et_ops/diagnostics.h"
+#include "et_ops/dtype.h"
+#include "et_ops/program.h"
+#include "et_ops/registry.h"
+#include "et_ops/tensor.h"
+#if ET_OPS_PYTHON_WITH_QUANTIZED
+#include "et_ops/kernels/quantized.h"
+#endif
+#if ET_OPS_PYTHON_WITH_PORTABLE
+#include "et_ops/kernels/portable.h"
+#endif
+
+namespace py = pybind11;
+
+namespace et_ops::python {
+namespace {
+
+// NumPy has no bfloat16: its tensors travel as uint16 arrays of the raw bits.
+py::dtype numpy_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return py::dtype::of<float>();
+    case DType::Float64: return py::dtype::of<double>();
+    case DType::Float16: return py::dtype("float16");
+    case DType::BFloat16: return py::dtype::of<uint16_t>();
+    case DType::Int8: return py::dtype::of<int8_t>();
+    case DType::UInt8: return py::dtype::of<uint8_t>();
+    case DType::Int16: return py::dtype::of<int16_t>();
+    case DType::UInt16: return py::dtype::of<uint16_t>();
+    case DType::Int32: return py::dtype::of<int32_t>();
+    case DType::Int64: return py::dtype::of<int64_t>();
+    case DType::Bool: return py::dtype::of<bool>();
+  }
+  throw std::logic_error("et_ops: invalid dtype");
+}
+
+// Kind and size identify the element type whatever NumPy's type number
+// (int64 is both NPY_LONG and NPY_LONGLONG on Linux).
+bool same_element_type(const py::dtype& a, const py::dtype& b) {
+  return a.kind() == b.kind() && a.itemsize() == b.itemsize() && a.byteorder() != '>';
+}
+
+py::dict spec_dict(const TensorSpec& spec) {
+  py::dict d;
+  d["dtype"] = std::string(dtype_name(spec.dtype));
+  d["shape"] = py::tuple(py::cast(spec.sizes));
+  d["dim_order"] = py::tuple(py::cast(std::vector<int>(spec.dim_order.begin(), spec.dim_order.end())));
+  return d;
+}
+
+// Copies a tensor's elements to or from a C-order buffer, for tensors whose
+// dim order is not row-major (a contiguous tensor takes one memcpy).
+enum class Direction { IntoTensor, FromTensor };
+
+void copy_logical(TensorRef tensor, std::byte* buffer, Direction direction) {
+  const std::size_t item = dtype_size(tensor.dtype());
+  auto* base = static_cast<std::byte*>(tensor.data());
+  if (tensor.numel() == 0) return;  // an empty tensor may have no memory at all
+  if (tensor.is_contiguous()) {
+    if (direction == Direction::IntoTensor) std::memcpy(base, buffer, tensor.nbytes());
+    else std::memcpy(buffer, base, tensor.nbytes());
+    return;
+  }
+  std::vector<int64_t> index(static_cast<std::size_t>(tensor.dim()), 0);
+  for (int64_t n = 0; n < tensor.numel(); ++n) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < tensor.dim(); ++d) offset += index[d] * tensor.stride(d);
+    std::byte* element = base + offset * static_cast<int64_t>(item);
+    std::byte* logical = buffer + n * static_cast<int64_t>(item);
+    if (direction == Direction::IntoTensor) std::memcpy(element, logical, item);
+    else std::memcpy(logical, element, item);
+    for (int64_t d = tensor.dim() - 1; d >= 0; --d) {
+      if (++index[d] < tensor.size(d)) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// Run states are reused across runs (a run must not allocate), and each
+// concurrent run needs its own: a run takes a free state, or makes one when
+// every state is busy, and gives it back afterwards.
+class RunStatePool {
+ public:
+  explicit RunStatePool(std::shared_ptr<const Program> program) : program_(std::move(program)) {}
+
+  class Lease {
+   public:
+    explicit Lease(RunStatePool& pool) : pool_(pool), state_(pool.take()) {}
+    ~Lease() { pool_.give_back(std::move(state_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    RunState& operator*() { return *state_; }
+    RunState* operator->() { return state_.get(); }
+
+   private:
+    RunStatePool& pool_;
+    std::unique_ptr<RunState> state_;
+  };
+
+ private:
+  std::unique_ptr<RunState> take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        auto state = std::move(free_.back());
+        free_.pop_back();
+        return state;
+      }
+    }
+    return program_->make_state();
+  }
+  void give_back(std::unique_ptr<RunState> state) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(state));
+  }
+
+  std::shared_ptr<const Program> program_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<RunState>> free_;
+};
+
+class NativeProgram {
+ public:
+  explicit NativeProgram(std::shared_ptr<const Program> program) : program_(program), pool_(std::move(program)) {}
+
+  const Program& program() const { return *program_; }
+
+  py::list input_specs() const {
+    py::list specs;
+    for (std::size_t i = 0; i < program_->input_count(); ++i) specs.append(spec_dict(program_->input_spec(i)));
+    return specs;
+  }
+
+  py::list output_specs() const {
+    py::list specs;
+    for (std::size_t i = 0; i < program_->output_count(); ++i) specs.append(spec_dict(program_->output_spec(i)));
+    return specs;
+  }
+
+  // (outputs, "") on success, (None, message) when a kernel reports an error.
+  // Inputs must already match the input specs exactly (the Python layer
+  // says what is wrong in user terms); a mismatch here is a ValueError.
+  py::tuple run(const py::list& inputs) {
+    const std::vector<py::array> arrays = checked_inputs(inputs);
+    std::vector<std::byte*> input_data;
+    for (const py::array& a : arrays) input_data.push_back(static_cast<std::byte*>(const_cast<void*>(a.data())));
+
+    py::list outputs;
+    std::vector<std::byte*> output_data;
+    for (std::size_t i = 0; i < program_->output_count(); ++i) {
+      const TensorSpec& spec = program_->output_spec(i);
+      py::array out(numpy_dtype(spec.dtype), std::vector<py::ssize_t>(spec.sizes.begin(), spec.sizes.end()));
+      output_data.push_back(static_cast<std::byte*>(out.mutable_data()));
+      outputs.append(out);
+    }
+
+    RunResult result;
+    {
+      py::gil_scoped_release release;
+      RunStatePool::Lease state(pool_);
+      for (std::size_t i = 0; i < input_data.size(); ++i)
+        copy_logical(state->input(i), input_data[i], Direction::IntoTensor);
+      result = program_->run(*state);
+      if (result.ok)
+        for (std::size_t i = 0; i < output_data.size(); ++i)
+          copy_logical(state->output(i), output_data[i], Direction::FromTensor);
+    }
+    if (!result.ok) return py::make_tuple(py::none(), result.error);
+    return py::make_tuple(outputs, std::string());
+  }
+
+ private:
+  std::vector<py::array> checked_inputs(const py::list& inputs) const {
+    if (inputs.size() != program_->input_count())
+      throw py::value_error("expected " + std::to_string(program_->input_count()) + " inputs, got " +
+                            std::to_string(inputs.size()));
+    std::vector<py::array> arrays;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!py::isinstance<py::array>(inputs[i])) throw py::type_error("input " + std::to_string(i) + " is not an ndarray");
+      auto a = py::reinterpret_borrow<py::array>(inputs[i]);
+      const TensorSpec& spec = program_->input_spec(i);
+      const bool shape_ok = std::vector<int64_t>(a.shape(), a.shape() + a.ndim()) == spec.sizes;
+      const bool contiguous = (a.flags() & py::array::c_style) != 0;
+      if (!same_element_type(a.dtype(), numpy_dtype(spec.dtype)) || !shape_ok || !contiguous)
+        throw py::value_error("input " + std::to_string(i) + " does not match the program's input spec " +
+                              "(dtype, shape, C order)");
+      arrays.push_back(a);
+    }
+    return arrays;
+  }
+
+  std::shared_ptr<const Program> program_;
+  RunStatePool pool_;
+};
+
+const char* load_error_kind(LoadErrorKind kind) {
+  switch (kind) {
+    case LoadErrorKind::None: return "none";
+    case LoadErrorKind::File: return "file";
+    case LoadErrorKind::Format: return "format";
+    case LoadErrorKind::MissingOperators: return "missing_operators";
+  }
+  return "unknown";
+}
+
+py::list missing_operators(const MissingOperatorReport& report) {
+  py::list missing;
+  for (const MissingOperator& m : report.missing) {
+    py::dict entry;
+    entry["op"] = m.op;
+    entry["component"] = m.component ? py::cast(m.component->name) : py::none();
+    entry["pkg_config"] = m.component ? py::cast(m.component->pkg_config) : py::none();
+    missing.append(entry);
+  }
+  return missing;
+}
+
+py::dict load(const std::string& path) {
+  LoadResult result;
+  {
+    py::gil_scoped_release release;
+    result = Program::load(path);
+  }
+  py::dict outcome;
+  outcome["program"] = result.ok() ? py::cast(std::make_unique<NativeProgram>(result.program)) : py::none();
+  outcome["kind"] = load_error_kind(result.kind);
+  outcome["error"] = result.error;
+  outcome["missing"] = missing_operators(result.missing);
+  return outcome;
+}
+
+py::list registered_operators() {
+  py::list records;
+  for (const RecordInfo& r : registered_records()) {
+    py::dict d;
+    d["op"] = r.op;
+    d["key"] = r.key;
+    d["component"] = r.origin.component;
+    d["version"] = r.origin.version;
+    d["library"] = r.origin.library_path;
+    d["fingerprint"] = r.fingerprint;
+    d["schema"] = r.schema;
+    d["active"] = r.active;
+    records.append(d);
+  }
+  return records;
+}
+
+py::dict counters_dict() {
+  const Counters c = counters();
+  py::dict d;
+  d["registered"] = c.registered;
+  d["deduplicated"] = c.deduplicated;
+  d["conflicts"] = c.conflicts;
+  d["unregistered"] = c.unregistered;
+  return d;
+}
+
+void set_policy(const std::string& name) {
+  const auto policy = parse_duplicate_policy(name);
+  if (!policy) throw py::value_error("invalid duplicate policy '" + name + "': valid values are 'fatal' and 'first-wins'");
+  set_duplicate_policy(*policy);
+}
+
+py::dict policy_dict() {
+  const PolicyChoice choice = effective_duplicate_policy();
+  py::dict d;
+  d["policy"] = std::string(duplicate_policy_name(choice.policy));
+  d["source"] = choice.source;
+  d["error"] = choice.error;
+  return d;
+}
+
+const char* registration_status(et_ops_status status) {
+  switch (status) {
+    case ET_OPS_OK: return "ok";
+    case ET_OPS_ERROR_CONFLICT: return "conflict";
+    case ET_OPS_ERROR_INVALID: return "invalid";
+    case ET_OPS_ERROR_POLICY: return "policy";
+    case ET_OPS_ERROR_NO_MEMORY: return "no_memory";
+  }
+  return "unknown";
+}
+
+py::dict registration_dict(const RegistrationResult& r) {
+  py::dict d;
+  d["status"] = registration_status(r.status());
+  d["message"] = r.message();
+  d["registered"] = r.registered();
+  d["deduplicated"] = r.deduplicated();
+  d["unchanged"] = r.unchanged();
+  return d;
+}
+
+py::dict library_failure(const char* status, const std::string& message) {
+  py::dict d;
+  d["status"] = status;
+  d["message"] = message;
+  return d;
+}
+
+// Handles of libraries whose kernels are in the registry: they stay loaded
+// for the life of the process, so no registered function can dangle.
+std::vector<void*>& pinned_libraries() {
+  static std::vector<void*> handles;
+  return handles;
+}
+
+// dlsym(handle, name) also searches the library's dependencies: a library
+// that merely links a kernel library would hand out that library's entry
+// point. Only a symbol defined in the object itself counts.
+void* own_symbol(void* handle, const char* name) {
+  void* symbol = dlsym(handle, name);
+  link_map* library = nullptr;
+  link_map* definer = nullptr;
+  Dl_info info;
+  if (symbol == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &library) != 0 ||
+      dladdr1(symbol, &info, reinterpret_cast<void**>(&definer), RTLD_DL_LINKMAP) == 0)
+    return nullptr;
+  return definer == library ? symbol : nullptr;
+}
+
+// What `et-ops --load-library` does: dlopen, the entry point, one batch.
+py::dict load_library(const std::string& path) {
+  // A bare file name would make dlopen search the library path; this takes a path.
+  const std::string dlopen_path = path.find('/') == std::string::npos ? "./" + path : path;
+  dlerror();
+  void* handle = dlopen(dlopen_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return library_failure("open", std::string("cannot load ") + path + ": " + dlerror());
+  auto entry = reinterpret_cast<et_ops_kernel_library_entry_fn>(own_symbol(handle, ET_OPS_KERNEL_LIBRARY_ENTRY_POINT));
+  if (entry == nullptr) {
+    dlclose(handle);
+    return library_failure("entry_point", path + " is not an et_ops kernel library: it does not define " +
+                                              ET_OPS_KERNEL_LIBRARY_ENTRY_POINT + "()");
+  }
+  const et_ops_manifest* manifest = entry();
+  if (manifest == nullptr) {
+    dlclose(handle);
+    return library_failure("entry_point", path + ": " + ET_OPS_KERNEL_LIBRARY_ENTRY_POINT + "() returned no manifest");
+  }
+  const RegistrationResult result = register_manifest(*manifest);
+  py::dict outcome = registration_dict(result);
+  outcome["library"] = canonical_library_path(path);
+  outcome["component"] = manifest->component ? manifest->component : "";
+  // A rejected batch or one that was all already registered (the very same
+  // object: dlopen only bumped its count) references nothing new.
+  if (!result.ok() || (result.registered() == 0 && result.deduplicated() == 0)) dlclose(handle);
+  else pinned_libraries().push_back(handle);
+  return outcome;
+}
+
+struct ProjectComponent {
+  const char* name;
+  RegistrationResult (*register_kernels)();
+};
+
+std::vector<ProjectComponent> project_components() {
+  std::vector<ProjectComponent> components;
+#if ET_OPS_PYTHON_WITH_QUANTIZED
+  components.push_back({kernels::quantized::kComponent, &kernels::quantized::register_kernels});
+#endif
+#if ET_OPS_PYTHON_WITH_PORTABLE
+  components.push_back({kernels::portable::kComponent, &kernels::portable::register_kernels});
+#endif
+  return components;
+}
+
+// Registers the kernel sets this module links; an error makes the import fail.
+py::list register_project_kernels() {
+  py::list outcomes;
+  for (const ProjectComponent& component : project_components()) {
+    const RegistrationResult result = component.register_kernels();
+    if (!result) throw py::import_error(std::string("et_ops: registering ") + component.name + " failed: " + result.message());
+    py::dict outcome = registration_dict(result);
+    outcome["component"] = component.name;
+    outcomes.append(outcome);
+  }
+  return outcomes;
+}
+
+}  // namespace
+}  // namespace et_ops::python
+
+PYBIND11_MODULE(_et_ops, m) {
+  using namespace et_ops::python;
+  m.doc() = "Native layer of the et_ops package; use the et_ops package, not this module.";
+
+  py::class_<NativeProgram>(m, "NativeProgram")
+      .def_property_readonly("name", [](const NativeProgram& p) { return p.program().name(); })
+      .def_property_readonly("path", [](const NativeProgram& p) { return p.program().path(); })
+      .def_property_readonly("operators", [](const NativeProgram& p) { return p.program().operators(); })
+      .def_property_readonly("instruction_count", [](const NativeProgram& p) { return p.program().instruction_count(); })
+      .def_property_readonly("planned_memory_bytes",
+                             [](const NativeProgram& p) { return p.program().planned_memory_bytes(); })
+      .def_property_readonly("metadata_json", [](const NativeProgram& p) { return p.program().metadata_json(); })
+      .def_property_readonly("input_specs", &NativeProgram::input_specs)
+      .def_property_readonly("output_specs", &NativeProgram::output_specs)
+      .def("run", &NativeProgram::run, py::arg("inputs"));
+
+  m.def("load", &load, py::arg("path"));
+  m.def("registered_operators", &registered_operators);
+  m.def("counters", &counters_dict);
+  m.def("set_duplicate_policy", &set_policy, py::arg("policy"));
+  m.def("clear_duplicate_policy", &et_ops::clear_duplicate_policy);
+  m.def("duplicate_policy", &policy_dict);
+  m.def("load_library", &load_library, py::arg("path"));
+  m.def("unregister_library", [](const std::string& path) { return et_ops::unregister_library(path); },
+        py::arg("path"));
+
+  py::list components;
+  for (const ProjectComponent& c : project_components()) components.append(c.name);
+  m.attr("components") = py::tuple(components);
+  m.attr("import_registrations") = register_project_kernels();
+}

@@ -1,0 +1,113 @@
+// The header's top level: format identification, values, inputs, outputs,
+// instructions, name and metadata. Unknown keys are ignored.
+#include "runtime/etp_header.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "runtime/etp_preamble.h"
+#include "runtime/etp_values.h"
+#include "runtime/json_fields.h"
+#include "runtime/load_errors.h"
+
+namespace et_ops::runtime {
+namespace {
+
+// "format" and "version" repeat what the preamble says; when present they
+// must agree with it.
+void check_identification(const Json& header) {
+  if (const Json* format = optional_key(header, "format"); format && require_string(*format, "format") != "etp")
+    throw FormatError(fmt::format("format is '{}', expected 'etp'", format->get_ref<const std::string&>()));
+  if (const Json* version = optional_key(header, "version"); version && require_int64(*version, "version") != 1)
+    throw FormatError(fmt::format("version is {} in the header, expected {}", version->dump(), kFormatVersion));
+}
+
+std::vector<ValueModel> parse_values(const Json& header, std::size_t segment_size, const LoadLimits& limits) {
+  const Json::array_t& items = require_array(require_key(header, "values", ""), "values");
+  const std::size_t limit = std::min<std::size_t>(limits.max_values, std::numeric_limits<uint32_t>::max());
+  if (items.size() > limit)
+    throw FormatError(fmt::format("values has {} entries, more than the limit of {}", items.size(), limit));
+  std::vector<ValueModel> values;
+  values.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) values.push_back(parse_value(items[i], item_path("values", i), segment_size));
+  return values;
+}
+
+std::vector<uint32_t> parse_index_list(const Json& value, std::size_t count, const std::string& path) {
+  const Json::array_t& items = require_array(value, path);
+  std::vector<uint32_t> indices;
+  indices.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) indices.push_back(require_index(items[i], count, item_path(path, i)));
+  return indices;
+}
+
+// Inputs are filled by the caller: each must be a distinct tensor without data.
+void check_inputs(const ProgramModel& model) {
+  std::vector<bool> seen(model.values.size(), false);
+  for (std::size_t i = 0; i < model.inputs.size(); ++i) {
+    const uint32_t v = model.inputs[i];
+    const ValueModel& value = model.values[v];
+    if (value.kind != ValueKind::Tensor)
+      throw FormatError(fmt::format("inputs[{}] names value {}, which is not a tensor", i, v));
+    if (value.tensor.constant)
+      throw FormatError(fmt::format("inputs[{}] names value {}, a constant (a tensor with data)", i, v));
+    if (seen[v]) throw FormatError(fmt::format("inputs[{}] names value {} a second time", i, v));
+    seen[v] = true;
+  }
+}
+
+void check_outputs(const ProgramModel& model) {
+  for (std::size_t i = 0; i < model.outputs.size(); ++i)
+    if (model.values[model.outputs[i]].kind == ValueKind::None)
+      throw FormatError(fmt::format("outputs[{}] names value {}, which is none", i, model.outputs[i]));
+}
+
+InstructionModel parse_instruction(const Json& item, std::size_t value_count, const std::string& path) {
+  require_object(item, path);
+  InstructionModel instruction;
+  instruction.op = require_string(require_key(item, "op", path), field_path(path, "op"));
+  if (instruction.op.empty()) throw FormatError(fmt::format("{}.op is empty", path));
+  instruction.args = parse_index_list(require_key(item, "args", path), value_count, field_path(path, "args"));
+  return instruction;
+}
+
+std::vector<InstructionModel> parse_instructions(const Json& header, std::size_t value_count,
+                                                 const LoadLimits& limits) {
+  const Json::array_t& items = require_array(require_key(header, "instructions", ""), "instructions");
+  if (items.size() > limits.max_instructions)
+    throw FormatError(fmt::format("instructions has {} entries, more than the limit of {}", items.size(),
+                                  limits.max_instructions));
+  std::vector<InstructionModel> instructions;
+  instructions.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i)
+    instructions.push_back(parse_instruction(items[i], value_count, item_path("instructions", i)));
+  return instructions;
+}
+
+void parse_descriptive_fields(const Json& header, ProgramModel& model) {
+  if (const Json* name = optional_key(header, "name")) model.name = require_string(*name, "name");
+  if (const Json* metadata = optional_key(header, "metadata")) {
+    require_object(*metadata, "metadata");
+    model.metadata_json = metadata->dump();
+  }
+}
+
+}  // namespace
+
+ProgramModel parse_header(std::string_view header_json, std::size_t data_segment_size, const LoadLimits& limits) {
+  const Json header = parse_json_limited(header_json, limits.max_json_depth);
+  require_object(header, "the header");
+  check_identification(header);
+  ProgramModel model;
+  parse_descriptive_fields(header, model);
+  model.values = parse_values(header, data_segment_size, limits);
+  model.inputs = parse_index_list(require_key(header, "inputs", ""), model.values.size(), "inputs");
+  model.outputs = parse_index_list(require_key(header, "outputs", ""), model.values.size(), "outputs");
+  check_inputs(model);
+  check_outputs(model);
+  model.instructions = parse_instructions(header, model.values.size(), limits);
+  return model;
+}
+
+}  // namespace et_ops::runtime

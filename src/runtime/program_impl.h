@@ -1,0 +1,76 @@
+// What a loaded program holds: the mapped file, the validated model, the
+// tensor prototypes every run state copies, resolved instructions and the
+// memory plan. Immutable once Program::load returns.
+#ifndef ET_OPS_SRC_RUNTIME_PROGRAM_IMPL_H
+#define ET_OPS_SRC_RUNTIME_PROGRAM_IMPL_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "et_ops/abi.h"
+#include "et_ops/program.h"
+#include "runtime/library_pins.h"
+#include "runtime/mapped_file.h"
+#include "runtime/program_model.h"
+
+namespace et_ops {
+
+// Hidden: the nested type would otherwise inherit ET_OPS_API from Program.
+struct __attribute__((visibility("hidden"))) Program::Impl {
+  // A tensor value as every run state starts it: metadata pointing into
+  // `model`, data pointing at the mapped constant (or null until a state
+  // places it in its arena).
+  struct TensorSlot {
+    uint32_t value = 0;
+    et_ops_tensor prototype{};
+    uint64_t arena_offset = 0;
+    bool constant = false;
+  };
+
+  struct Instruction {
+    et_ops_kernel_fn fn = nullptr;
+    std::size_t first_arg = 0;  // into arg_values
+    std::size_t arg_count = 0;
+  };
+
+  // A non-tensor output, seen as a tensor over the program's own payload.
+  struct ValueAsTensor {
+    TensorSpec spec;
+    std::vector<int64_t> strides;
+    et_ops_tensor tensor{};
+  };
+
+  std::string path;
+  runtime::MappedFile file;
+  runtime::ProgramModel model;
+
+  std::vector<et_ops_value> value_templates;  // non-tensor payloads; tensor pointers are per state
+  std::vector<int32_t> slot_of_value;         // tensor slot index, -1 for other values
+  std::vector<TensorSlot> tensor_slots;
+  std::vector<Instruction> instructions;
+  std::vector<uint32_t> arg_values;  // every instruction's arguments, back to back
+  std::vector<std::string> operators;  // unique, order of first use
+  std::vector<TensorSpec> input_specs;
+  std::vector<TensorSpec> output_specs;
+  std::vector<ValueAsTensor> non_tensor_outputs;  // one per output; used where the output is not a tensor
+  uint64_t planned_bytes = 0;
+  runtime::LibraryPins pins;
+};
+
+namespace runtime {
+
+// Maps, validates and plans the program at `path`; operators stay
+// unresolved. Throws FileError or FormatError (naming the file).
+std::unique_ptr<Program::Impl> build_program(const std::string& path, const LoadLimits& limits);
+
+// Resolves every instruction's kernel in the registry (and pins the
+// libraries that hold them). Returns the operators that could not be resolved, in
+// order of first use.
+std::vector<std::string> resolve_operators(Program::Impl& program);
+
+}  // namespace runtime
+}  // namespace et_ops
+
+#endif  // ET_OPS_SRC_RUNTIME_PROGRAM_IMPL_H

@@ -1,0 +1,80 @@
+// Program::load and Program::inspect: the whole file is validated, then
+// (load only) every operator is resolved; any failure is one LoadResult.
+#include <fmt/format.h>
+
+#include <new>
+
+#include "et_ops/diagnostics.h"
+#include "et_ops/registry.h"
+#include "runtime/load_errors.h"
+#include "runtime/program_impl.h"
+
+namespace et_ops {
+namespace {
+
+LoadResult failure(LoadErrorKind kind, std::string error) {
+  LoadResult result;
+  result.kind = kind;
+  result.error = std::move(error);
+  return result;
+}
+
+// Operators that are registered but have neither a kernel matching this
+// program's tensor arguments nor a fallback: not a missing component, so
+// diagnose_missing_operators does not list them.
+std::string unmatched_kernels_text(const std::vector<std::string>& unresolved) {
+  std::string text;
+  for (const std::string& op : unresolved)
+    if (has_operator(op))
+      text += fmt::format("  {}  (registered, but no kernel matches this program's tensor dtypes and dim orders, "
+                          "and there is no fallback kernel)\n",
+                          op);
+  return text;
+}
+
+LoadResult missing_operators(const std::string& path, const std::vector<std::string>& unresolved) {
+  LoadResult result = failure(LoadErrorKind::MissingOperators, {});
+  result.missing = diagnose_missing_operators(unresolved, path);
+  result.error = result.missing.message;
+  if (std::string unmatched = unmatched_kernels_text(unresolved); !unmatched.empty())
+    result.error += fmt::format("{}: operators without a usable kernel:\n{}", path, unmatched);
+  return result;
+}
+
+}  // namespace
+
+Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Program::~Program() = default;
+
+LoadResult Program::load(const std::string& path, const LoadLimits& limits) {
+  try {
+    std::unique_ptr<Impl> impl = runtime::build_program(path, limits);
+    const std::vector<std::string> unresolved = runtime::resolve_operators(*impl);
+    if (!unresolved.empty()) return missing_operators(path, unresolved);
+    LoadResult result;
+    result.program = std::shared_ptr<const Program>(new Program(std::move(impl)));
+    return result;
+  } catch (const runtime::FileError& e) {
+    return failure(LoadErrorKind::File, e.what());
+  } catch (const runtime::FormatError& e) {
+    return failure(LoadErrorKind::Format, e.what());
+  } catch (const std::bad_alloc&) {
+    return failure(LoadErrorKind::Format, fmt::format("{}: out of memory while loading the program", path));
+  }
+}
+
+Program::Inspection Program::inspect(const std::string& path, const LoadLimits& limits) {
+  Inspection inspection;
+  try {
+    std::unique_ptr<Impl> impl = runtime::build_program(path, limits);
+    inspection.name = impl->model.name;
+    inspection.operators = impl->operators;
+  } catch (const std::runtime_error& e) {
+    inspection.error = e.what();
+  } catch (const std::bad_alloc&) {
+    inspection.error = fmt::format("{}: out of memory while reading the program", path);
+  }
+  return inspection;
+}
+
+}  // namespace et_ops

@@ -1,0 +1,47 @@
+// A validated description of an .etp header: what the file says, with every
+// index checked, before anything is resolved or allocated.
+#ifndef ET_OPS_SRC_RUNTIME_PROGRAM_MODEL_H
+#define ET_OPS_SRC_RUNTIME_PROGRAM_MODEL_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "et_ops/program.h"
+
+namespace et_ops::runtime {
+
+enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, None };
+
+struct TensorModel {
+  TensorSpec spec;
+  std::vector<int64_t> strides;  // elements, consistent with spec.dim_order
+  bool constant = false;
+  uint64_t data_offset = 0;  // from the start of the data segment (constants)
+};
+
+struct ValueModel {
+  ValueKind kind = ValueKind::None;
+  TensorModel tensor;       // kind == Tensor
+  int64_t integer = 0;      // Int; Bool (0 or 1); ScalarType (et_ops_dtype number)
+  double real = 0.0;        // Double
+  std::vector<int64_t> list;  // IntList
+};
+
+struct InstructionModel {
+  std::string op;
+  std::vector<uint32_t> args;  // value indices
+};
+
+struct ProgramModel {
+  std::string name;
+  std::string metadata_json = "{}";
+  std::vector<ValueModel> values;
+  std::vector<uint32_t> inputs;
+  std::vector<uint32_t> outputs;
+  std::vector<InstructionModel> instructions;
+};
+
+}  // namespace et_ops::runtime
+
+#endif  // ET_OPS_SRC_RUNTIME_PROGRAM_MODEL_H

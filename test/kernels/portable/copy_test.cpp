@@ -1,0 +1,228 @@
+// aten::view_copy.out and aten::permute_copy.out: every dtype's bytes,
+// -1 inference, logical order across layouts, zero sizes and errors.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "et_ops/kernels/portable.h"
+#include "test_util.h"
+
+using et_ops::DType;
+using et_ops::KernelContext;
+using et_ops::test::iota_values;
+using et_ops::test::Owned;
+namespace portable = et_ops::kernels::portable;
+
+using Sizes = std::vector<int64_t>;
+
+TEST_CASE("view_copy: reshapes in logical order", "[portable][view_copy]") {
+  KernelContext ctx;
+  SECTION("[2, 3] to [3, 2]") {
+    Owned<float> x({2, 3}, {1, 2, 3, 4, 5, 6});
+    Owned<float> out({3, 2}, Owned<float>::filled({3, 2}, 0));
+    REQUIRE(portable::view_copy_out(ctx, x, Sizes{3, 2}, out));
+    CHECK(out.values == std::vector<float>{1, 2, 3, 4, 5, 6});
+  }
+  SECTION("-1 is inferred") {
+    Owned<int64_t> x({2, 3, 4}, iota_values(24));
+    Owned<int64_t> out({2, 12}, Owned<int64_t>::filled({2, 12}, 0));
+    REQUIRE(portable::view_copy_out(ctx, x, Sizes{2, -1}, out));
+    CHECK(out.values == iota_values(24));
+    Owned<int64_t> flat({24}, Owned<int64_t>::filled({24}, 0));
+    REQUIRE(portable::view_copy_out(ctx, x, Sizes{-1}, flat));
+    CHECK(flat.values == iota_values(24));
+  }
+  SECTION("a column-major self is read in logical order") {
+    Owned<float> x({2, 3}, {1, 2, 3, 4, 5, 6}, {1, 0});
+    REQUIRE(x.values == std::vector<float>{1, 4, 2, 5, 3, 6});
+    Owned<float> out({6}, Owned<float>::filled({6}, 0));
+    REQUIRE(portable::view_copy_out(ctx, x, Sizes{6}, out));
+    CHECK(out.values == std::vector<float>{1, 2, 3, 4, 5, 6});
+  }
+  SECTION("a column-major out is written in logical order") {
+    Owned<float> x({6}, {1, 2, 3, 4, 5, 6});
+    Owned<float> out({3, 2}, Owned<float>::filled({3, 2}, 0), {1, 0});
+    REQUIRE(portable::view_copy_out(ctx, x, Sizes{3, 2}, out));
+    CHECK(out.logical() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  }
+  SECTION("out may be self itself") {
+    Owned<float> x({2, 2}, {1, 2, 3, 4});
+    et_ops::Tensor same(DType::Float32, x.values.data(), {4});
+    REQUIRE(portable::view_copy_out(ctx, x, Sizes{4}, same));
+    CHECK(x.values == std::vector<float>{1, 2, 3, 4});
+  }
+  SECTION("0-dim to [1, 1] and back") {
+    Owned<double> x({}, {2.5});
+    Owned<double> out({1, 1}, {0});
+    REQUIRE(portable::view_copy_out(ctx, x, Sizes{1, 1}, out));
+    CHECK(out.values[0] == 2.5);
+    Owned<double> back({}, {0});
+    REQUIRE(portable::view_copy_out(ctx, out, Sizes{}, back));
+    CHECK(back.values[0] == 2.5);
+  }
+  SECTION("zero sizes") {
+    Owned<float> x({0, 3}, {});
+    Owned<float> out({3, 0}, {});
+    CHECK(portable::view_copy_out(ctx, x, Sizes{3, 0}, out));
+    Owned<float> inferred({0, 3}, {});
+    CHECK(portable::view_copy_out(ctx, x, Sizes{-1, 3}, inferred));
+  }
+}
+
+TEST_CASE("view_copy and permute_copy: bytes of every dtype move unchanged", "[portable][view_copy][permute_copy]") {
+  KernelContext ctx;
+  for (DType dtype : {DType::Float16, DType::BFloat16, DType::Int16, DType::UInt16}) {
+    Owned<uint16_t> x({2, 2}, {0x7E00, 0x8001, 0xFFFF, 0x1234});
+    Owned<uint16_t> out({2, 2}, {0, 0, 0, 0});
+    x.retype(dtype);
+    out.retype(dtype);
+    REQUIRE(portable::permute_copy_out(ctx, x, Sizes{1, 0}, out));
+    CHECK(out.values == std::vector<uint16_t>{0x7E00, 0xFFFF, 0x8001, 0x1234});
+  }
+  for (DType dtype : {DType::Bool, DType::UInt8, DType::Int8}) {
+    Owned<uint8_t> x({4}, {1, 0, 0xFF, 0x80});
+    Owned<uint8_t> out({2, 2}, {9, 9, 9, 9}, {1, 0});
+    x.retype(dtype);
+    out.retype(dtype);
+    REQUIRE(portable::view_copy_out(ctx, x, Sizes{2, 2}, out));
+    CHECK(out.logical() == std::vector<uint8_t>{1, 0, 0xFF, 0x80});
+  }
+  Owned<double> d({3}, {0.1, -0.0, 1e300});
+  Owned<double> dout({3, 1}, {0, 0, 0});
+  REQUIRE(portable::view_copy_out(ctx, d, Sizes{3, 1}, dout));
+  CHECK(et_ops::test::bits_of(dout.values) == et_ops::test::bits_of(d.values));
+}
+
+TEST_CASE("permute_copy: permutes dimensions", "[portable][permute_copy]") {
+  KernelContext ctx;
+  SECTION("transpose") {
+    Owned<float> x({2, 3}, {1, 2, 3, 4, 5, 6});
+    Owned<float> out({3, 2}, Owned<float>::filled({3, 2}, 0));
+    REQUIRE(portable::permute_copy_out(ctx, x, Sizes{1, 0}, out));
+    CHECK(out.values == std::vector<float>{1, 4, 2, 5, 3, 6});
+  }
+  SECTION("3-D with negative dims: out[i, j, k] = self[j, k, i]") {
+    Owned<int32_t> x({2, 3, 4}, [] {
+      std::vector<int32_t> v(24);
+      for (int32_t i = 0; i < 24; ++i) v[static_cast<std::size_t>(i)] = i;
+      return v;
+    }());
+    Owned<int32_t> out({4, 2, 3}, Owned<int32_t>::filled({4, 2, 3}, -1));
+    REQUIRE(portable::permute_copy_out(ctx, x, Sizes{-1, 0, 1}, out));
+    for (int32_t i = 0; i < 4; ++i)
+      for (int32_t j = 0; j < 2; ++j)
+        for (int32_t k = 0; k < 3; ++k) CHECK(out.values[static_cast<std::size_t>(i * 6 + j * 3 + k)] == j * 12 + k * 4 + i);
+  }
+  SECTION("NCHW to NHWC, from a channels-last self into a column-major out") {
+    std::vector<float> logical(12);
+    for (std::size_t i = 0; i < 12; ++i) logical[i] = static_cast<float>(i);
+    Owned<float> x({1, 2, 2, 3}, logical, {0, 2, 3, 1});
+    Owned<float> out({1, 2, 3, 2}, Owned<float>::filled({1, 2, 3, 2}, 0), {3, 2, 1, 0});
+    REQUIRE(portable::permute_copy_out(ctx, x, Sizes{0, 2, 3, 1}, out));
+    const auto result = out.logical();
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t w = 0; w < 3; ++w)
+        for (int64_t c = 0; c < 2; ++c) CHECK(result[h * 6 + w * 2 + c] == logical[c * 6 + h * 3 + w]);
+  }
+  SECTION("0-dim with no dims") {
+    Owned<int64_t> x({}, {42});
+    Owned<int64_t> out({}, {0});
+    REQUIRE(portable::permute_copy_out(ctx, x, Sizes{}, out));
+    CHECK(out.values[0] == 42);
+  }
+  SECTION("zero size") {
+    Owned<float> x({2, 0, 3}, {});
+    Owned<float> out({3, 2, 0}, {});
+    CHECK(portable::permute_copy_out(ctx, x, Sizes{2, 0, 1}, out));
+  }
+}
+
+TEST_CASE("view_copy: errors", "[portable][view_copy][errors]") {
+  Owned<float> x({2, 3}, {1, 2, 3, 4, 5, 6});
+  Owned<float> out({6}, Owned<float>::filled({6}, 0));
+  KernelContext ctx;
+  SECTION("two -1") {
+    CHECK_FALSE(portable::view_copy_out(ctx, x, Sizes{-1, -1}, out));
+    CHECK_ERROR(ctx, "aten::view_copy.out", "size [-1, -1] has more than one -1");
+  }
+  SECTION("a negative size") {
+    CHECK_FALSE(portable::view_copy_out(ctx, x, Sizes{-2, -3}, out));
+    CHECK_ERROR(ctx, "size [-2, -3] has an invalid entry -2 at index 0");
+  }
+  SECTION("a size of another numel") {
+    CHECK_FALSE(portable::view_copy_out(ctx, x, Sizes{7}, out));
+    CHECK_ERROR(ctx, "size [7] holds 7 elements, but self has 6");
+  }
+  SECTION("a -1 that does not divide") {
+    CHECK_FALSE(portable::view_copy_out(ctx, x, Sizes{4, -1}, out));
+    CHECK_ERROR(ctx, "size [4, -1] is invalid for self with 6 elements");
+  }
+  SECTION("an ambiguous -1") {
+    Owned<float> empty({0}, {});
+    CHECK_FALSE(portable::view_copy_out(ctx, empty, Sizes{0, -1}, out));
+    CHECK_ERROR(ctx, "size [0, -1] is ambiguous");
+  }
+  SECTION("too many dimensions") {
+    CHECK_FALSE(portable::view_copy_out(ctx, x, Sizes(17, 1), out));
+    CHECK_ERROR(ctx, "size has 17 entries; at most 16");
+  }
+  SECTION("out of another shape") {
+    Owned<float> wrong({3, 2}, Owned<float>::filled({3, 2}, 0));
+    CHECK_FALSE(portable::view_copy_out(ctx, x, Sizes{6}, wrong));
+    CHECK_ERROR(ctx, "out has shape [3, 2], expected [6]");
+  }
+  SECTION("out of another dtype") {
+    Owned<int32_t> wrong({6}, Owned<int32_t>::filled({6}, 0));
+    CHECK_FALSE(portable::view_copy_out(ctx, x, Sizes{6}, wrong));
+    CHECK_ERROR(ctx, "out has dtype int32, expected float32");
+  }
+  SECTION("out partially overlapping self") {
+    std::vector<float> buffer(7, 3.0f);
+    et_ops::Tensor self(DType::Float32, buffer.data(), {6});
+    et_ops::Tensor shifted(DType::Float32, buffer.data() + 1, {2, 3});
+    CHECK_FALSE(portable::view_copy_out(ctx, self, Sizes{2, 3}, shifted));
+    CHECK_ERROR(ctx, "out overlaps self in memory");
+  }
+  SECTION("a malformed int list") {
+    CHECK_FALSE(portable::view_copy_out(ctx, x, portable::IntList(nullptr, 2), out));
+    CHECK_ERROR(ctx, "size is a malformed int list");
+  }
+}
+
+TEST_CASE("permute_copy: errors", "[portable][permute_copy][errors]") {
+  Owned<float> x({2, 3}, {1, 2, 3, 4, 5, 6});
+  Owned<float> out({3, 2}, Owned<float>::filled({3, 2}, 0));
+  KernelContext ctx;
+  SECTION("dims of the wrong length") {
+    CHECK_FALSE(portable::permute_copy_out(ctx, x, Sizes{1, 0, 2}, out));
+    CHECK_ERROR(ctx, "aten::permute_copy.out", "dims [1, 0, 2] has 3 entries, but self is 2-D");
+  }
+  SECTION("a dim out of range") {
+    CHECK_FALSE(portable::permute_copy_out(ctx, x, Sizes{2, 0}, out));
+    CHECK_ERROR(ctx, "dims [2, 0] has entry 2 out of range for a 2-D self");
+    ctx.reset();
+    CHECK_FALSE(portable::permute_copy_out(ctx, x, Sizes{-3, 0}, out));
+    CHECK_ERROR(ctx, "entry -3 out of range");
+  }
+  SECTION("a repeated dim") {
+    CHECK_FALSE(portable::permute_copy_out(ctx, x, Sizes{1, -1}, out));
+    CHECK_ERROR(ctx, "dims [1, -1] repeats dimension 1");
+  }
+  SECTION("out of another shape") {
+    Owned<float> wrong({2, 3}, Owned<float>::filled({2, 3}, 0));
+    CHECK_FALSE(portable::permute_copy_out(ctx, x, Sizes{1, 0}, wrong));
+    CHECK_ERROR(ctx, "out has shape [2, 3], expected [3, 2]");
+  }
+  SECTION("out of another dtype") {
+    Owned<double> wrong({3, 2}, Owned<double>::filled({3, 2}, 0));
+    CHECK_FALSE(portable::permute_copy_out(ctx, x, Sizes{1, 0}, wrong));
+    CHECK_ERROR(ctx, "out has dtype float64, expected float32");
+  }
+  SECTION("out sharing self's memory") {
+    et_ops::Tensor same(DType::Float32, x.values.data(), {3, 2});
+    CHECK_FALSE(portable::permute_copy_out(ctx, x, Sizes{1, 0}, same));
+    CHECK_ERROR(ctx, "out overlaps self in memory");
+    CHECK(x.values == std::vector<float>{1, 2, 3, 4, 5, 6});
+  }
+}

@@ -1,0 +1,134 @@
+// Helpers for the portable kernel tests: tensors that own their elements
+// (in any dim order), reading them back in logical order, bit patterns of
+// floats, and a seeded random source.
+#ifndef ET_OPS_TEST_KERNELS_PORTABLE_TEST_UTIL_H
+#define ET_OPS_TEST_KERNELS_PORTABLE_TEST_UTIL_H
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "et_ops/dtype.h"
+#include "et_ops/kernel_context.h"
+#include "et_ops/tensor.h"
+
+namespace et_ops::test {
+
+template <typename T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::Float32;
+  else if constexpr (std::is_same_v<T, double>) return DType::Float64;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::Int8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UInt8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::Int16;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DType::UInt16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
+  else static_assert(sizeof(T) == 0, "unsupported element type");
+}
+
+inline int64_t numel_of(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+// A tensor that owns its elements. `logical` lists the elements in logical
+// (row-major) order whatever the dim order; they are stored in memory
+// order. retype() builds deliberately mistyped tensors for error tests.
+template <typename T>
+struct Owned {
+  std::vector<T> values;
+  Tensor tensor;
+
+  Owned(std::vector<int64_t> sizes, const std::vector<T>& logical, std::vector<uint8_t> dim_order = {})
+      : values(logical.size()), tensor(dtype_of<T>(), nullptr, std::move(sizes), std::move(dim_order)) {
+    tensor.raw()->data = values.data();
+    const et_ops_tensor& raw = *tensor.raw();
+    for (std::size_t i = 0; i < logical.size(); ++i) values[memory_offset(raw, static_cast<int64_t>(i))] = logical[i];
+  }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+
+  // A tensor of `sizes` with every element `fill`.
+  static std::vector<T> filled(const std::vector<int64_t>& sizes, T fill) {
+    return std::vector<T>(static_cast<std::size_t>(numel_of(sizes)), fill);
+  }
+
+  operator TensorRef() const { return tensor.ref(); }  // NOLINT
+  TensorRef ref() const { return tensor.ref(); }
+  et_ops_tensor* raw() { return tensor.raw(); }
+  void retype(DType d) { tensor.raw()->dtype = static_cast<int32_t>(d); }
+
+  // The elements in logical order.
+  std::vector<T> logical() const {
+    std::vector<T> out(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i)
+      out[i] = values[memory_offset(*tensor.raw(), static_cast<int64_t>(i))];
+    return out;
+  }
+
+  static int64_t memory_offset(const et_ops_tensor& t, int64_t flat) {
+    int64_t offset = 0;
+    for (int64_t d = t.dim - 1; d >= 0; --d) {
+      offset += (flat % t.sizes[d]) * t.strides[d];
+      flat /= t.sizes[d];
+    }
+    return offset;
+  }
+};
+
+// Bit pattern of a float, so NaNs and signed zeros compare exactly.
+template <typename T>
+uint64_t bits_of(T v) {
+  uint64_t out = 0;
+  std::memcpy(&out, &v, sizeof(T));
+  return out;
+}
+
+template <typename T>
+std::vector<uint64_t> bits_of(const std::vector<T>& values) {
+  std::vector<uint64_t> out;
+  for (T v : values) out.push_back(bits_of(v));
+  return out;
+}
+
+inline std::mt19937_64 seeded_rng(uint64_t seed) { return std::mt19937_64(seed); }
+
+inline std::vector<float> random_floats(std::mt19937_64& rng, int64_t count) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> out(static_cast<std::size_t>(count));
+  for (float& v : out) v = dist(rng);
+  return out;
+}
+
+inline std::vector<int64_t> iota_values(int64_t count) {
+  std::vector<int64_t> out(static_cast<std::size_t>(count));
+  for (int64_t i = 0; i < count; ++i) out[static_cast<std::size_t>(i)] = i;
+  return out;
+}
+
+// True when the context failed with a message containing every fragment.
+inline bool failed_with(const KernelContext& ctx, const std::vector<std::string>& fragments) {
+  if (ctx.ok()) return false;
+  for (const std::string& f : fragments)
+    if (ctx.message().find(f) == std::string_view::npos) return false;
+  return true;
+}
+
+}  // namespace et_ops::test
+
+// Checks that `ctx` failed with a message containing every fragment, and
+// shows the message when it did not.
+#define CHECK_ERROR(ctx, ...)                                               \
+  do {                                                                      \
+    INFO("kernel message: " << std::string((ctx).message()));               \
+    CHECK(::et_ops::test::failed_with((ctx), {__VA_ARGS__}));               \
+  } while (0)
+
+#endif  // ET_OPS_TEST_KERNELS_PORTABLE_TEST_UTIL_H

@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""Compares the portable kernels with PyTorch 1.13 on seeded random inputs.
+
+Usage: torch_reference_test.py TORCH_DRIVER
+
+Every case builds inputs with a fixed seed, computes PyTorch's result, and
+asks torch_driver (through the registry and the C ABI) for ours. Elementwise
+ops, copies, relu and max pooling must match bit for bit (NaNs by position,
+signed zeros included), except float add with alpha != 1, which may differ
+by one rounding (see the case); mm, addmm, convolution and softmax sum in
+another order than PyTorch, so they must agree within RTOL relative to the
+sum of the magnitudes of the terms of each result (for softmax: relative to
+the result).
+
+Needs numpy and torch: run it with Debian's /usr/bin/python3 (the meson
+option python_interpreter), not a python3 without them.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# PyTorch picks its fastest kernels for this CPU unless told otherwise; the
+# comparison is against those (see the note on add's alpha below).
+os.environ.pop("ATEN_CPU_CAPABILITY", None)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+RTOL = 1e-5
+SEED = 20240229
+
+DTYPES = {
+    torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
+    torch.int8: "int8", torch.uint8: "uint8", torch.int16: "int16",
+    torch.int32: "int32", torch.int64: "int64", torch.bool: "bool",
+}
+CONTIGUOUS = None
+CHANNELS_LAST = (0, 2, 3, 1)
+
+
+def cpu_capability():
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage" in line:
+            return line.split(":")[-1].strip()
+    return "unknown"
+
+
+class Request:
+    """Collects kernel calls and the files their tensors travel in."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.calls = []
+        self.files = 0
+
+    def _file(self):
+        self.files += 1
+        return f"t{self.files}.bin"
+
+    def tensor_in(self, t, dim_order=CONTIGUOUS):
+        order = tuple(range(t.dim())) if dim_order is None else tuple(dim_order)
+        name = self._file()
+        memory = t.permute(order).contiguous() if t.dim() else t.contiguous()
+        with open(os.path.join(self.directory, name), "wb") as f:
+            f.write(memory.numpy().tobytes())
+        return {"tensor": {"dtype": DTYPES[t.dtype], "sizes": list(t.shape), "dim_order": list(order),
+                           "input": name}}
+
+    def tensor_out(self, dtype, sizes, dim_order=CONTIGUOUS):
+        order = tuple(range(len(sizes))) if dim_order is None else tuple(dim_order)
+        name = self._file()
+        spec = {"tensor": {"dtype": DTYPES[dtype], "sizes": list(sizes), "dim_order": list(order), "output": name}}
+        return spec, (name, dtype, tuple(sizes), order)
+
+    def add(self, op, args):
+        self.calls.append({"op": op, "args": args})
+        return len(self.calls) - 1
+
+    def read(self, output):
+        name, dtype, sizes, order = output
+        raw = np.fromfile(os.path.join(self.directory, name), dtype=torch.empty(0, dtype=dtype).numpy().dtype)
+        memory = torch.from_numpy(raw.copy()).reshape([sizes[d] for d in order]) if sizes else \
+            torch.from_numpy(raw.copy()).reshape([])
+        inverse = [order.index(d) for d in range(len(order))]
+        return memory.permute(inverse) if sizes else memory
+
+
+def same_bits(ours, ref):
+    """Bit-exact equality; every NaN payload counts as NaN."""
+    if ours.shape != ref.shape or ours.dtype != ref.dtype:
+        return False, f"shape/dtype {tuple(ours.shape)} {ours.dtype} vs {tuple(ref.shape)} {ref.dtype}"
+    if ours.dtype.is_floating_point:
+        nan_ours, nan_ref = torch.isnan(ours), torch.isnan(ref)
+        if not torch.equal(nan_ours, nan_ref):
+            return False, "NaN positions differ"
+        keep = ~nan_ref
+        a, b = ours[keep], ref[keep]
+        if not (torch.equal(a, b) and torch.equal(torch.signbit(a), torch.signbit(b))):
+            diff = (a.double() - b.double()).abs().max().item() if a.numel() else 0
+            return False, f"values differ (max abs diff {diff})"
+        return True, ""
+    return (torch.equal(ours, ref), "values differ")
+
+
+def within_bound(ours, ref, bound, rtol=RTOL):
+    """|ours - ref| <= rtol * bound elementwise (bound: sum of |terms|)."""
+    if ours.shape != ref.shape:
+        return False, f"shape {tuple(ours.shape)} vs {tuple(ref.shape)}"
+    nan_ours, nan_ref = torch.isnan(ours), torch.isnan(ref)
+    if not torch.equal(nan_ours, nan_ref):
+        return False, "NaN positions differ"
+    keep = ~nan_ref
+    same = ours[keep] == ref[keep]  # equal infinities have no finite difference
+    err = torch.where(same, torch.zeros((), dtype=torch.float64), (ours[keep].double() - ref[keep].double()).abs())
+    limit = rtol * bound[keep].double() + 1e-300
+    if bool((err <= limit).all()):
+        return True, ""
+    worst = (err / limit).argmax()
+    return False, f"error {err[worst].item():.3g} exceeds {limit[worst].item():.3g}"
+
+
+class Suite:
+    def __init__(self, driver):
+        self.driver = driver
+        self.tmp = tempfile.TemporaryDirectory(prefix="portable_torch_")
+        self.request = Request(self.tmp.name)
+        self.checks = []  # (name, call index, check function)
+
+    def expect(self, name, op, args, check):
+        index = self.request.add(op, args)
+        self.checks.append((name, index, check))
+
+    def run(self):
+        path = os.path.join(self.tmp.name, "request.json")
+        with open(path, "w") as f:
+            json.dump({"calls": self.request.calls}, f)
+        done = subprocess.run([self.driver, path], capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"torch_driver failed ({done.returncode}): {done.stderr}")
+            return 1
+        lines = done.stdout.splitlines()
+        passed = failed = 0
+        for name, index, check in self.checks:
+            status = lines[index] if index < len(lines) else "missing"
+            if status != "ok":
+                ok, why = False, f"kernel said: {status}"
+            else:
+                ok, why = check()
+            if ok:
+                passed += 1
+            else:
+                failed += 1
+                print(f"FAIL {name}: {why}")
+        print(f"torch {torch.__version__}, CPU capability {cpu_capability()}")
+        print(f"portable_torch: {passed} passed, {failed} failed")
+        return 0 if failed == 0 and passed > 0 else 1
+
+
+def random_values(shape, dtype, gen, specials=False):
+    if dtype.is_floating_point:
+        t = torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype) * 3
+        if specials and t.numel() >= 8:
+            flat = t.view(-1)
+            picks = torch.randperm(t.numel(), generator=gen)[:6]
+            for i, v in zip(picks.tolist(), [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e-40]):
+                flat[i] = v
+        return t
+    info = torch.iinfo(dtype)
+    low, high = max(info.min, -2**62), min(info.max, 2**62)  # randint's range must fit int64
+    return torch.randint(low, high, shape, generator=gen, dtype=torch.int64).to(dtype)
+
+
+# ---- cases ----
+
+def elementwise_cases(suite, gen):
+    r = suite.request
+    shapes = [([2, 3], [2, 3]), ([4, 5], [5]), ([3, 1], [1, 4]), ([2, 3, 4], [3, 1]), ([], [3]),
+              ([0, 3], [3]), ([8, 33], [33]), ([5, 1, 7], [6, 1])]
+    dtypes = [torch.float32, torch.float64, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64]
+    for dtype in dtypes:
+        floating = dtype.is_floating_point
+        alphas = [1, 2, 0.37, -1.5] if floating else [1, 3, -2]
+        for a_shape, b_shape in shapes:
+            a = random_values(a_shape, dtype, gen, specials=True)
+            b = random_values(b_shape, dtype, gen, specials=True)
+            out_shape = torch.broadcast_shapes(a.shape, b.shape)
+            for alpha in alphas:
+                ref = torch.add(a, b, alpha=alpha)
+                spec, out = r.tensor_out(dtype, out_shape)
+                scalar = {"double": alpha} if isinstance(alpha, float) else {"int": alpha}
+                name = f"add {DTYPES[dtype]} {a_shape}+{b_shape} alpha={alpha}"
+                if alpha == 1 or not floating:
+                    check = lambda out=out, ref=ref: same_bits(r.read(out), ref)  # noqa: E731
+                else:
+                    # The kernel rounds self + alpha * other once, as PyTorch's
+                    # vectorised loops do; PyTorch's scalar loops (broadcast
+                    # rows, tails) may round alpha * other first: one ulp.
+                    bound = a.double().abs() + 2 * abs(alpha) * b.double().abs()
+                    eps = torch.finfo(dtype).eps
+                    check = lambda out=out, ref=ref, bound=bound, eps=eps: \
+                        within_bound(r.read(out), ref, bound, eps)  # noqa: E731
+                suite.expect(name, "aten::add.out", [r.tensor_in(a), r.tensor_in(b), scalar, spec], check)
+            ref = torch.mul(a, b)
+            spec, out = r.tensor_out(dtype, out_shape)
+            suite.expect(f"mul {DTYPES[dtype]} {a_shape}*{b_shape}", "aten::mul.out",
+                         [r.tensor_in(a), r.tensor_in(b), spec],
+                         lambda out=out, ref=ref: same_bits(r.read(out), ref))
+        x = random_values([3, 7, 2], dtype, gen, specials=True)
+        spec, out = r.tensor_out(dtype, x.shape)
+        suite.expect(f"relu {DTYPES[dtype]}", "aten::relu.out", [r.tensor_in(x), spec],
+                     lambda out=out, ref=torch.relu(x): same_bits(r.read(out), ref))
+    # Channels-last operands, as convolutional models produce them.
+    x = random_values([2, 3, 4, 5], torch.float32, gen, specials=True)
+    bias = random_values([3, 1, 1], torch.float32, gen)
+    # alpha 0.5 scales exactly, so fused or not, the sum rounds once.
+    for op, ref, args in [("aten::add.out", torch.add(x, bias, alpha=0.5), [{"double": 0.5}]),
+                          ("aten::mul.out", torch.mul(x, bias), [])]:
+        spec, out = r.tensor_out(torch.float32, x.shape, CHANNELS_LAST)
+        suite.expect(f"{op} channels-last", op, [r.tensor_in(x, CHANNELS_LAST), r.tensor_in(bias)] + args + [spec],
+                     lambda out=out, ref=ref: same_bits(r.read(out), ref))
+    spec, out = r.tensor_out(torch.float32, x.shape)
+    suite.expect("relu channels-last self", "aten::relu.out", [r.tensor_in(x, CHANNELS_LAST), spec],
+                 lambda out=out, ref=torch.relu(x): same_bits(r.read(out), ref))
+
+
+def copy_cases(suite, gen):
+    r = suite.request
+    views = [([2, 3, 4], [6, 4]), ([2, 3, 4], [-1]), ([2, 3, 4], [4, -1, 2]), ([5], [1, 5, 1]),
+             ([], [1]), ([0, 4], [2, 0, 3]), ([0, 4], [-1, 4])]
+    for dtype in [torch.float32, torch.float64, torch.float16, torch.int8, torch.int64, torch.bool]:
+        for shape, size in views:
+            x = random_values(shape, dtype, gen) if dtype != torch.bool else torch.rand(shape, generator=gen) > 0.5
+            ref = x.reshape(size)
+            spec, out = r.tensor_out(dtype, ref.shape)
+            suite.expect(f"view_copy {DTYPES[dtype]} {shape}->{size}", "aten::view_copy.out",
+                         [r.tensor_in(x), {"int_list": size}, spec],
+                         lambda out=out, ref=ref: same_bits(r.read(out), ref))
+        x = random_values([2, 3, 4, 5], dtype, gen) if dtype != torch.bool else \
+            torch.rand([2, 3, 4, 5], generator=gen) > 0.5
+        for dims in [[0, 2, 3, 1], [3, 2, 1, 0], [-1, 0, -2, 1], [0, 1, 2, 3]]:
+            ref = x.permute(dims)
+            spec, out = r.tensor_out(dtype, ref.shape)
+            suite.expect(f"permute_copy {DTYPES[dtype]} {dims}", "aten::permute_copy.out",
+                         [r.tensor_in(x), {"int_list": dims}, spec],
+                         lambda out=out, ref=ref: same_bits(r.read(out), ref))
+    x = random_values([2, 3, 4, 5], torch.float32, gen)
+    ref = x.permute([0, 2, 3, 1])
+    spec, out = r.tensor_out(torch.float32, ref.shape)
+    suite.expect("permute_copy channels-last self", "aten::permute_copy.out",
+                 [r.tensor_in(x, CHANNELS_LAST), {"int_list": [0, 2, 3, 1]}, spec],
+                 lambda out=out, ref=ref: same_bits(r.read(out), ref))
+    ref = x.reshape(2, 60)
+    spec, out = r.tensor_out(torch.float32, ref.shape)
+    suite.expect("view_copy channels-last self", "aten::view_copy.out",
+                 [r.tensor_in(x, CHANNELS_LAST), {"int_list": [2, 60]}, spec],
+                 lambda out=out, ref=ref: same_bits(r.read(out), ref))
+
+
+def matmul_cases(suite, gen):
+    r = suite.request
+    for n, k, m in [(1, 1, 1), (3, 5, 4), (16, 64, 10), (7, 33, 1), (0, 4, 3), (4, 0, 3), (4, 3, 0)]:
+        a = random_values([n, k], torch.float32, gen)
+        b = random_values([k, m], torch.float32, gen)
+        ref = torch.mm(a, b)
+        bound = torch.mm(a.double().abs(), b.double().abs())
+        for b_order in [CONTIGUOUS, (1, 0)]:
+            spec, out = r.tensor_out(torch.float32, [n, m])
+            suite.expect(f"mm [{n},{k}]@[{k},{m}] mat2 order {b_order}", "aten::mm.out",
+                         [r.tensor_in(a), r.tensor_in(b, b_order), spec],
+                         lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+        for bias_shape, beta, alpha in [([m], 1, 1), ([n, m], 0.5, 2), ([1], 1, -1.25), ([n, 1], 0, 1), ([], 3, 1)]:
+            bias = random_values(bias_shape, torch.float32, gen)
+            if beta == 0 and bias.numel():
+                bias.view(-1)[0] = float("nan")  # beta 0 must ignore it
+            ref = torch.addmm(bias, a, b, beta=beta, alpha=alpha)
+            bound = abs(alpha) * torch.mm(a.double().abs(), b.double().abs()) + \
+                (abs(beta) * bias.double().abs() if beta else 0)
+            spec, out = r.tensor_out(torch.float32, [n, m])
+            scalars = [{"double": v} if isinstance(v, float) else {"int": v} for v in (beta, alpha)]
+            suite.expect(f"addmm bias {bias_shape} [{n},{k}]@[{k},{m}] beta={beta} alpha={alpha}", "aten::addmm.out",
+                         [r.tensor_in(bias), r.tensor_in(a), r.tensor_in(b)] + scalars + [spec],
+                         lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+
+
+def conv_cases(suite, gen):
+    r = suite.request
+    F = torch.nn.functional
+    configs = [
+        # input shape, weight shape, bias, stride, padding, dilation, groups, layout
+        ([1, 1, 5, 5], [1, 1, 3, 3], True, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),
+        ([2, 3, 8, 7], [4, 3, 3, 3], True, [1], [1], [1], 1, CONTIGUOUS),
+        ([2, 4, 9, 9], [6, 2, 3, 2], False, [2, 1], [1, 0], [1, 2], 2, CONTIGUOUS),
+        ([1, 6, 7, 7], [6, 1, 3, 3], True, [1, 1], [1, 1], [1, 1], 6, CONTIGUOUS),  # depthwise
+        ([1, 8, 6, 6], [16, 8, 1, 1], True, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),  # pointwise
+        ([2, 3, 10, 10], [8, 3, 5, 5], True, [2, 2], [2, 2], [1, 1], 1, CHANNELS_LAST),
+        ([1, 4, 6, 5], [4, 2, 2, 3], True, [3, 2], [2, 1], [2, 1], 2, CHANNELS_LAST),
+        ([0, 3, 5, 5], [2, 3, 3, 3], True, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),
+    ]
+    for x_shape, w_shape, has_bias, stride, padding, dilation, groups, layout in configs:
+        x = random_values(x_shape, torch.float32, gen)
+        w = random_values(w_shape, torch.float32, gen)
+        b = random_values([w_shape[0]], torch.float32, gen) if has_bias else None
+        ref = F.conv2d(x, w, b, stride, padding, dilation, groups)
+        bound = F.conv2d(x.double().abs(), w.double().abs(), b.double().abs() if has_bias else None,
+                         stride, padding, dilation, groups)
+        spec, out = r.tensor_out(torch.float32, ref.shape, layout)
+        bias_arg = r.tensor_in(b) if has_bias else {"none": None}
+        suite.expect(f"convolution x{x_shape} w{w_shape} s{stride} p{padding} d{dilation} g{groups} {layout}",
+                     "aten::convolution.out",
+                     [r.tensor_in(x, layout), r.tensor_in(w, layout), bias_arg, {"int_list": stride},
+                      {"int_list": padding}, {"int_list": dilation}, {"bool": False}, {"int_list": [0, 0]},
+                      {"int": groups}, spec],
+                     lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+
+
+def pool_cases(suite, gen):
+    r = suite.request
+    configs = [
+        # shape, kernel, stride, padding, dilation, ceil_mode, layout
+        ([1, 1, 4, 4], [2, 2], [], [0, 0], [1, 1], False, CONTIGUOUS),
+        ([2, 3, 9, 8], [3, 3], [2, 2], [1, 1], [1, 1], False, CONTIGUOUS),
+        ([2, 3, 9, 8], [3, 3], [2, 2], [1, 1], [1, 1], True, CONTIGUOUS),
+        ([3, 7, 7], [2, 3], [2, 1], [1, 0], [2, 1], True, CONTIGUOUS),
+        ([1, 2, 5, 6], [3], [1], [1], [2], False, CONTIGUOUS),
+        ([2, 4, 8, 8], [2, 2], [2, 2], [0, 0], [1, 1], False, CHANNELS_LAST),
+        ([1, 3, 10, 7], [3, 2], [3, 2], [1, 1], [1, 2], True, CHANNELS_LAST),
+        ([0, 3, 6, 6], [2, 2], [], [0, 0], [1, 1], False, CONTIGUOUS),
+    ]
+    for shape, kernel, stride, padding, dilation, ceil_mode, layout in configs:
+        # Rounded values make ties, which test which index PyTorch keeps.
+        x = torch.round(random_values(shape, torch.float32, gen) * 2) / 2
+        if layout is CONTIGUOUS and x.numel() >= 8:
+            flat = x.view(-1)
+            flat[3], flat[4], flat[-1] = float("nan"), -float("inf"), float("nan")
+        ref, ref_indices = torch.ops.aten.max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil_mode)
+        spec, out = r.tensor_out(torch.float32, ref.shape, layout)
+        ind_spec, ind = r.tensor_out(torch.int64, ref.shape, layout)
+        x_arg = r.tensor_in(x, layout)
+
+        def check(out=out, ind=ind, ref=ref, ref_indices=ref_indices):
+            ok, why = same_bits(r.read(out), ref)
+            if not ok:
+                return ok, "values: " + why
+            ok, why = same_bits(r.read(ind), ref_indices)
+            return ok, "" if ok else "indices: " + why
+        suite.expect(f"max_pool2d {shape} k{kernel} s{stride} p{padding} d{dilation} ceil={ceil_mode} {layout}",
+                     "aten::max_pool2d_with_indices.out",
+                     [x_arg, {"int_list": kernel}, {"int_list": stride}, {"int_list": padding},
+                      {"int_list": dilation}, {"bool": ceil_mode}, spec, ind_spec], check)
+
+
+def softmax_cases(suite, gen):
+    r = suite.request
+    for shape, dim in [([4, 10], -1), ([4, 10], 0), ([2, 3, 50], 2), ([2, 3, 5], 1), ([7], 0), ([], 0),
+                       ([3, 0], 1), ([1, 1000], 1)]:
+        x = random_values(shape, torch.float32, gen) * 4
+        if x.dim() == 2 and x.shape[1] == 10:
+            x[0, :] += 80.0  # large inputs: only max subtraction keeps exp finite
+            x[1, 3] = -float("inf")
+            x[2, 5] = float("nan")
+        ref = torch.ops.aten._softmax(x, dim, False)
+        spec, out = r.tensor_out(torch.float32, ref.shape)
+        suite.expect(f"softmax {shape} dim={dim}", "aten::_softmax.out",
+                     [r.tensor_in(x), {"int": dim}, {"bool": False}, spec],
+                     lambda out=out, ref=ref: within_bound(r.read(out), ref, ref.abs()))
+    x = random_values([2, 3, 4, 5], torch.float32, gen)
+    ref = torch.ops.aten._softmax(x, 1, False)
+    spec, out = r.tensor_out(torch.float32, ref.shape, CHANNELS_LAST)
+    suite.expect("softmax channels-last dim=1", "aten::_softmax.out",
+                 [r.tensor_in(x, CHANNELS_LAST), {"int": 1}, {"bool": False}, spec],
+                 lambda out=out, ref=ref: within_bound(r.read(out), ref, ref.abs()))
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    torch.manual_seed(SEED)
+    gen = torch.Generator().manual_seed(SEED)
+    suite = Suite(sys.argv[1])
+    for cases in (elementwise_cases, copy_cases, matmul_cases, conv_cases, pool_cases, softmax_cases):
+        cases(suite, gen)
+    return suite.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The installed Python package: complete, importable, and finding its libraries.
+
+Installs the build into a scratch directory (meson install --destdir), then
+imports et_ops from there in a child process without LD_LIBRARY_PATH: the
+installed extension must find the installed libet_ops.so and kernel
+libraries through its run path (relative to itself, so the moved prefix
+works), and run an example program. Also checks that the build tree's
+package and the installed one hold every module of python/et_ops.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import harness
+
+BUILD_ROOT = os.environ["ET_OPS_BUILD_ROOT"]
+PYTHON_MODULES = sorted(f for f in os.listdir(harness.source_path("python", "et_ops")) if f.endswith(".py"))
+
+
+def installed_package_dir():
+    """Where meson installs the et_ops package (from the build's introspection data)."""
+    with open(os.path.join(BUILD_ROOT, "meson-info", "intro-installed.json"), encoding="utf-8") as f:
+        installed = json.load(f)
+    extension = [dest for source, dest in installed.items() if os.path.basename(source).startswith("_et_ops.")]
+    assert len(extension) == 1, extension
+    return os.path.dirname(extension[0])
+
+
+class InstalledPackageTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.destdir = tempfile.mkdtemp(prefix="et_ops_install_test_")
+        subprocess.run([os.environ["ET_OPS_MESON"], "install", "-C", BUILD_ROOT, "--destdir", cls.destdir,
+                        "--no-rebuild", "--quiet"], check=True, capture_output=True, timeout=300)
+        cls.package_dir = cls.destdir + installed_package_dir()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.destdir)
+
+    def test_build_tree_package_holds_every_module(self):
+        package = os.path.join(os.environ["PYTHONPATH"], "et_ops")
+        for name in PYTHON_MODULES:
+            self.assertTrue(os.path.isfile(os.path.join(package, name)), name)
+
+    def test_installed_package_holds_every_module_and_the_extension(self):
+        files = os.listdir(self.package_dir)
+        self.assertEqual(sorted(f for f in files if f.endswith(".py")), PYTHON_MODULES)
+        self.assertEqual(len([f for f in files if f.startswith("_et_ops.") and f.endswith(".so")]), 1)
+
+    def test_installed_package_runs_with_the_installed_libraries(self):
+        code = f"""
+import numpy as np
+import et_ops
+assert et_ops.__file__.startswith({self.destdir!r}), et_ops.__file__
+libraries = {{r["library"] for r in et_ops.registered_operators()}}
+assert libraries and all(path.startswith({self.destdir!r}) for path in libraries), libraries
+program = et_ops.load({harness.source_path("examples", "qmlp", "qmlp.etp")!r})
+(output,) = program.run([np.load({harness.source_path("examples", "qmlp", "qmlp_input_0.npy")!r})])
+print(output.shape)
+"""
+        env = {key: value for key, value in os.environ.items() if key != "LD_LIBRARY_PATH"}
+        env["PYTHONPATH"] = os.path.dirname(self.package_dir)
+        child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                               timeout=120)
+        self.assertEqual(child.returncode, 0, child.stderr)
+        self.assertEqual(child.stdout.strip(), "(4, 8)")
+
+
+if __name__ == "__main__":
+    harness.main("python_install")

@@ -1,0 +1,52 @@
+// Programs over libet_kernels_portable.so: mm, add with alpha, relu,
+// mixed with the test kernels.
+#include <catch2/catch.hpp>
+
+#include "et_ops/kernels/portable.h"
+#include "et_ops/program.h"
+#include "program_fixtures.h"
+#include "test_kernels.h"
+
+using et_ops::DType;
+using et_ops::test::EtpWriter;
+using et_ops::test::TempDir;
+
+namespace {
+
+struct Registered {
+  Registered() {
+    et_ops::test::register_test_kernels();
+    if (!et_ops::kernels::portable::register_kernels()) std::abort();
+  }
+} registered;
+
+}  // namespace
+
+TEST_CASE("relu(x @ w + b) through a program") {
+  EtpWriter w("linear_relu");
+  const std::vector<float> weight = {1, -1, 2, 0.5f, 0, 1};  // [3, 2]
+  const std::vector<float> bias = {0.5f, -4.0f};             // [1, 2]
+  const uint32_t x = w.tensor(DType::Float32, {1, 3});
+  const uint32_t wt = w.constant(DType::Float32, {3, 2}, weight);
+  const uint32_t b = w.constant(DType::Float32, {1, 2}, bias);
+  const uint32_t product = w.tensor(DType::Float32, {1, 2});
+  const uint32_t sum = w.tensor(DType::Float32, {1, 2});
+  const uint32_t y = w.tensor(DType::Float32, {1, 2});
+  w.inputs({x});
+  w.outputs({y});
+  w.instruction("aten::mm.out", {x, wt, product});
+  w.instruction("aten::add.out", {product, b, w.int_value(1), sum});
+  w.instruction("aten::relu.out", {sum, y});
+  TempDir dir;
+  const et_ops::LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
+  INFO(loaded.error);
+  REQUIRE(loaded.ok());
+  auto state = loaded.program->make_state();
+  const std::vector<float> input = {1, 2, 3};
+  REQUIRE(state->set_input(0, input.data(), 12));
+  const et_ops::RunResult run = loaded.program->run(*state);
+  INFO(run.error);
+  REQUIRE(run.ok);
+  // x @ w = [1 + 4 + 0, -1 + 1 + 3] = [5, 3]; + b = [5.5, -1]; relu = [5.5, 0].
+  CHECK(et_ops::test::output_floats(*state, 0) == std::vector<float>{5.5f, 0.0f});
+}

@@ -1,0 +1,269 @@
+"""CLI tests of et-ops: exit codes, run/ops/check/doctor output.
+
+make_cli_programs writes the programs and .npy inputs; this script runs
+et-ops on them. Tests that need a kernel library run when its path is
+given (meson passes it whenever the library is built). Every failed check
+is printed; the exit status is 1 if any failed.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+failures = []
+
+
+def check(condition, what, result=None):
+    if condition:
+        return
+    detail = ""
+    if result is not None:
+        detail = f"\n    exit {result.returncode}\n    stdout: {result.stdout.strip()}\n    stderr: {result.stderr.strip()}"
+    failures.append(f"{what}{detail}")
+
+
+class Cli:
+    def __init__(self, et_ops, workdir):
+        self.et_ops = et_ops
+        self.workdir = workdir
+
+    def __call__(self, *args):
+        return subprocess.run([self.et_ops, *args], capture_output=True, text=True, cwd=self.workdir,
+                              env={**os.environ, "ET_OPS_DUPLICATE_POLICY": ""})
+
+    def path(self, name):
+        return os.path.join(self.workdir, name)
+
+
+def test_usage(cli):
+    for args, fragment in [
+        ((), "no command given"),
+        (("frobnicate",), "unknown command 'frobnicate'"),
+        (("run",), "expected 1 argument(s), got 0"),
+        (("run", "a.etp", "b.etp"), "expected 1 argument(s), got 2"),
+        (("run", "quantized.etp", "--kernels", "portable,bogus"), "unknown kernel set 'bogus'"),
+        (("run", "quantized.etp", "--repeat", "0"), "--repeat: '0' is not a positive number"),
+        (("run", "quantized.etp", "--repeat", "many"), "--repeat: 'many'"),
+        (("run", "quantized.etp", "--policy", "maybe"), "unknown policy 'maybe'"),
+        (("run", "quantized.etp", "--frobnicate"), "unknown option --frobnicate"),
+        (("run", "quantized.etp", "--input"), "--input needs a value"),
+        (("run", "quantized.etp", "--output-dir", "a", "--output-dir", "b"), "may be given only once"),
+        (("ops", "extra"), "ops: expected 0 argument(s), got 1"),
+        (("ops", "--json=yes"), "--json takes no value"),
+        (("doctor",), "expected 1 argument(s)"),
+    ]:
+        result = cli(*args)
+        check(result.returncode == 2 and fragment in result.stderr and "usage: et-ops" in result.stderr,
+              f"usage error {args}: expected exit 2 and '{fragment}'", result)
+    result = cli("--help")
+    check(result.returncode == 0 and "usage: et-ops" in result.stdout, "--help exits 0 with the usage", result)
+
+
+def test_bad_programs(cli):
+    result = cli("run", "absent.etp", "--kernels", "")
+    check(result.returncode == 1 and "absent.etp: cannot open" in result.stderr, "run on a missing file", result)
+    result = cli("run", "broken.etp", "--kernels", "")
+    check(result.returncode == 1 and "broken.etp: header size 65535 bytes runs past the end" in result.stderr,
+          "run on a broken file names it and the problem", result)
+    result = cli("doctor", "broken.etp")
+    check(result.returncode == 1 and "broken.etp" in result.stderr, "doctor on a broken file", result)
+
+
+def test_plugin(cli, plugin):
+    result = cli("run", "plugin.etp", "--kernels", "", "--load-library", plugin, "--input", "three.npy")
+    check(result.returncode == 0 and "output 0: float32 [3]: -1.5, 2, -0 (3 values)" in result.stdout
+          and "load: " in result.stdout and "run: " in result.stdout,
+          "run with --load-library prints a summary and the timing", result)
+    result = cli("run", "plugin.etp", "--kernels", "", "--load-library", "no_such_library.so", "--input", "three.npy")
+    check(result.returncode == 1 and "no_such_library.so: no such kernel library" in result.stderr,
+          "--load-library of a missing file", result)
+    result = cli("run", "plugin.etp", "--kernels", "", "--input", "three.npy")
+    check(result.returncode == 1 and "et_test_plugin::negate.out  (not provided by any et_ops component)" in result.stderr,
+          "a missing operator of no component", result)
+    result = cli("ops", "--json", "--kernels", "", "--load-library", plugin)
+    try:
+        records = json.loads(result.stdout)["operators"]
+        negate = [r for r in records if r["op"] == "et_test_plugin::negate.out"]
+        check(result.returncode == 0 and len(negate) == 1 and negate[0]["component"] == "test_plugin"
+              and os.path.samefile(negate[0]["library"], plugin) and negate[0]["key"] == "fallback",
+              "ops --json lists the loaded library's operator", result)
+    except (ValueError, KeyError) as e:
+        check(False, f"ops --json parses: {e}", result)
+    result = cli("check", plugin, "not_a_library.txt")
+    check(result.returncode == 1 and "not_a_library.txt: cannot load" in result.stderr,
+          "check names a file that is not a library", result)
+
+
+def quantize_reference(x, scale):
+    return np.clip(np.round(x / np.float32(scale)), -128, 127).astype(np.int8)
+
+
+def test_quantized_run(cli):
+    x = np.load(cli.path("x.npy"))
+    out = cli.path("out")
+    result = cli("run", "quantized.etp", "--input", "x.npy", "--output-dir", out)
+    check(result.returncode == 0 and "wrote " in result.stdout, "run --output-dir", result)
+    if result.returncode == 0:
+        q = np.load(os.path.join(out, "output_0.npy"))
+        y = np.load(os.path.join(out, "output_1.npy"))
+        expected = quantize_reference(x, 0.1)
+        check(q.dtype == np.int8 and q.shape == (2, 4) and np.array_equal(q, expected),
+              f"output_0.npy is the quantized input: {q} vs {expected}")
+        check(y.dtype == np.float32 and np.allclose(y, expected.astype(np.float32) * np.float32(0.1)),
+              f"output_1.npy is the dequantized input: {y}")
+    result = cli("run", "quantized.etp", "--input", "x.npy")
+    check(result.returncode == 0 and "output 0: int8 [2, 4]: -10, -3, 0, 1, 5, 10, 30, 127 (8 values)" in result.stdout,
+          "run without --output-dir prints each output", result)
+    result = cli("run", "quantized.etp", "--input", "x.npy", "--repeat", "5")
+    check(result.returncode == 0 and "run: 5 runs, median " in result.stdout and " min " in result.stdout
+          and " max " in result.stdout, "--repeat prints median, min and max", result)
+
+
+def test_quantized_failures(cli):
+    for args, fragment in [
+        (("--input", "x_int8.npy"), "x_int8.npy: dtype int8 does not match input 0 of the program (float32)"),
+        (("--input", "x_flat.npy"), "x_flat.npy: shape [8] does not match input 0 of the program ([2, 4])"),
+        ((), "quantized.etp: the program takes 1 input(s), got 0 --input file(s)"),
+        (("--input", "absent.npy"), "absent.npy: cannot open"),
+    ]:
+        result = cli("run", "quantized.etp", *args)
+        check(result.returncode == 1 and fragment in result.stderr, f"input error {args}", result)
+    result = cli("run", "bad_scale.etp", "--input", "x.npy")
+    check(result.returncode == 1 and "bad_scale.etp: instruction 0 (quantized_decomposed::quantize_per_tensor.out): "
+          in result.stderr, "a kernel error names the instruction and operator", result)
+
+
+def test_missing_component(cli, have_portable):
+    kernels = "portable" if have_portable else ""
+    result = cli("run", "quantized.etp", "--kernels", kernels, "--input", "x.npy")
+    check(result.returncode == 1 and "et-kernels-quantized" in result.stderr
+          and "quantized_decomposed::quantize_per_tensor.out" in result.stderr
+          and "quantized_decomposed::dequantize_per_tensor.out" in result.stderr
+          and "packaging problem" in result.stderr,
+          f"run --kernels '{kernels}' on a quantized program names et-kernels-quantized", result)
+
+
+def test_doctor(cli, have_quantized, have_portable):
+    result = cli("doctor", "needs_everything.etp")
+    out = result.stdout
+    check(result.returncode == 1 and "needs 4 operator(s)" in out, "doctor lists what a program needs", result)
+    check("vendor::secret.out" in out and "MISSING; not provided by any et_ops component" in out,
+          "doctor: an operator of no component", result)
+    relu_state = "registered (kernels_portable" if have_portable else "MISSING"
+    check(f"{relu_state}" in out and "provided by kernels_portable (libet_kernels_portable.so, pkg-config et-kernels-portable)" in out,
+          "doctor: aten::relu.out and its component", result)
+    if have_quantized:
+        check("registered (kernels_quantized" in out, "doctor: registered quantized operators", result)
+        result = cli("doctor", "quantized.etp")
+        check(result.returncode == 0 and "2 registered, 0 missing" in result.stdout, "doctor on a satisfied program", result)
+    result = cli("doctor", "quantized.etp", "--kernels", "")
+    check(result.returncode == 1 and "0 registered, 2 missing" in result.stdout
+          and "provided by kernels_quantized" in result.stdout and "et-kernels-quantized" in result.stdout,
+          "doctor with no kernels registered", result)
+
+
+def test_check_shipped(cli, have_both):
+    result = cli("check")
+    if have_both:
+        check(result.returncode == 0 and "collisions: none" in result.stdout
+              and "kernels_quantized" in result.stdout and "kernels_portable" in result.stdout,
+              "check of the two shipped libraries: no collision", result)
+    else:
+        check(result.returncode == 1 and "no such kernel library" in result.stderr,
+              "check without both shipped libraries reports the missing one", result)
+
+
+def test_check_copies(cli, quantized_library):
+    copies = []
+    for name in ["a", "b"]:
+        os.makedirs(cli.path(name), exist_ok=True)
+        copies.append(shutil.copy(quantized_library, cli.path(name)))
+    result = cli("check", *copies)
+    check(result.returncode == 1 and "collisions: 19 operator(s)" in result.stdout
+          and "quantized_decomposed::add.out [fallback]: identical copies" in result.stdout,
+          "check of two copies of one library: 19 identical collisions", result)
+    result = cli("check", "--json", *copies)
+    try:
+        report = json.loads(result.stdout)
+        check(result.returncode == 1 and not report["ok"] and len(report["collisions"]) == 19
+              and all(c["identical"] for c in report["collisions"]) and len(report["libraries"]) == 2,
+              "check --json of two copies", result)
+    except (ValueError, KeyError) as e:
+        check(False, f"check --json parses: {e}", result)
+    result = cli("check", quantized_library, quantized_library)
+    check(result.returncode == 0 and "collisions: none" in result.stdout, "the same file named twice is one library",
+          result)
+
+
+def test_ops(cli, have_quantized):
+    result = cli("ops", "--json")
+    try:
+        document = json.loads(result.stdout)
+        ops = {r["op"]: r for r in document["operators"]}
+        check(result.returncode == 0 and "counters" in document, "ops --json parses", result)
+        if have_quantized:
+            add = ops.get("quantized_decomposed::add.out", {})
+            check(add.get("component") == "kernels_quantized" and len(add.get("fingerprint", "")) == 32
+                  and "libet_kernels_quantized" in add.get("library", ""),
+                  "ops --json: quantized_decomposed::add.out from kernels_quantized", result)
+    except (ValueError, KeyError) as e:
+        check(False, f"ops --json parses: {e}", result)
+    result = cli("ops")
+    check(result.returncode == 0 and "record(s)" in result.stdout, "ops prints a table", result)
+
+
+def test_portable_run(cli):
+    x = np.load(cli.path("x.npy"))
+    out = cli.path("relu_out")
+    result = cli("run", "portable.etp", "--input", "x.npy", "--output-dir", out)
+    check(result.returncode == 0, "run a portable program with column-major input and output", result)
+    if result.returncode == 0:
+        y = np.load(os.path.join(out, "output_0.npy"))
+        check(np.array_equal(y, np.maximum(x, 0)), f"relu output in logical order: {y}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--et-ops", required=True)
+    parser.add_argument("--make-programs", required=True)
+    parser.add_argument("--plugin", required=True)
+    parser.add_argument("--quantized-library")
+    parser.add_argument("--portable-library")
+    options = parser.parse_args()
+    # meson passes build-relative paths; the tests run et-ops from a temporary directory.
+    for name in ["et_ops", "make_programs", "plugin", "quantized_library", "portable_library"]:
+        if getattr(options, name) is not None:
+            setattr(options, name, os.path.abspath(getattr(options, name)))
+    have_quantized = options.quantized_library is not None
+    have_portable = options.portable_library is not None
+    with tempfile.TemporaryDirectory() as workdir:
+        subprocess.run([options.make_programs, workdir], check=True)
+        with open(os.path.join(workdir, "not_a_library.txt"), "w") as f:
+            f.write("hello\n")
+        cli = Cli(options.et_ops, workdir)
+        test_usage(cli)
+        test_bad_programs(cli)
+        test_plugin(cli, options.plugin)
+        test_missing_component(cli, have_portable)
+        test_doctor(cli, have_quantized, have_portable)
+        test_check_shipped(cli, have_quantized and have_portable)
+        test_ops(cli, have_quantized)
+        if have_quantized:
+            test_quantized_run(cli)
+            test_quantized_failures(cli)
+            test_check_copies(cli, options.quantized_library)
+        if have_portable:
+            test_portable_run(cli)
+    for failure in failures:
+        print("FAIL:", failure)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+// Command-line parsing for et-ops.
+#include "args.h"
+
+#include <fmt/format.h>
+
+namespace et_ops::tool {
+
+Arguments::Arguments(const std::vector<std::string>& args, const ArgumentSpec& spec) {
+  bool options_ended = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (options_ended || arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
+      positional_.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_ended = true;
+      continue;
+    }
+    const std::size_t equals = arg.find('=');
+    const std::string name = arg.substr(0, equals);
+    if (spec.flags.count(name)) {
+      if (equals != std::string::npos) throw UsageError(fmt::format("{} takes no value", name));
+      flags_.insert(name);
+    } else if (spec.options.count(name)) {
+      if (equals == std::string::npos && i + 1 >= args.size()) throw UsageError(fmt::format("{} needs a value", name));
+      values_[name].push_back(equals != std::string::npos ? arg.substr(equals + 1) : args[++i]);
+    } else {
+      throw UsageError(fmt::format("unknown option {}", name));
+    }
+  }
+  if (positional_.size() < spec.min_positional || positional_.size() > spec.max_positional)
+    throw UsageError(spec.min_positional == spec.max_positional
+                         ? fmt::format("expected {} argument(s), got {}", spec.min_positional, positional_.size())
+                         : fmt::format("expected at most {} arguments, got {}", spec.max_positional,
+                                       positional_.size()));
+}
+
+std::vector<std::string> Arguments::values(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::optional<std::string> Arguments::value(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return std::nullopt;
+  if (it->second.size() > 1) throw UsageError(fmt::format("{} may be given only once", name));
+  return it->second.front();
+}
+
+}  // namespace et_ops::tool

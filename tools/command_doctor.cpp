@@ -1,0 +1,62 @@
+// et-ops doctor PROGRAM.etp [--kernels LIST] [--policy P] [--load-library PATH]...
+// The operators a program needs, which are registered (and by whom), which
+// are missing, and which component provides each.
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "et_ops/diagnostics.h"
+#include "et_ops/program.h"
+#include "et_ops/registry.h"
+#include "exit_codes.h"
+#include "kernel_sets.h"
+
+namespace et_ops::tool {
+namespace {
+
+ArgumentSpec doctor_spec() {
+  ArgumentSpec spec;
+  spec.options = registry_setup_options();
+  spec.min_positional = spec.max_positional = 1;
+  return spec;
+}
+
+// "registered (kernels_quantized, /path/libet_kernels_quantized.so)" or "MISSING".
+std::string registration_text(const std::string& op, const std::vector<RecordInfo>& records) {
+  for (const RecordInfo& record : records)
+    if (record.op == op && record.active)
+      return fmt::format("registered ({}, {})", record.origin.component, record.origin.library_path);
+  return "MISSING";
+}
+
+std::string provider_text(const std::string& op) {
+  const ComponentInfo* component = component_providing(op);
+  if (component == nullptr) return "not provided by any et_ops component";
+  return fmt::format("provided by {} ({}, pkg-config {})", component->name, component->library, component->pkg_config);
+}
+
+}  // namespace
+
+int doctor_command(const std::vector<std::string>& arguments) {
+  const Arguments args(arguments, doctor_spec());
+  const RegistrySetup setup = registry_setup_from(args);
+  if (!apply_registry_setup(setup)) return kExitFailure;
+  const std::string& path = args.positional()[0];
+  const Program::Inspection inspection = Program::inspect(path);
+  if (!inspection.error.empty()) {
+    fmt::print(stderr, "et-ops: {}\n", inspection.error);
+    return kExitFailure;
+  }
+  fmt::print("program {} ('{}') needs {} operator(s):\n", path, inspection.name, inspection.operators.size());
+  const std::vector<RecordInfo> records = registered_records();
+  std::size_t width = 0;
+  for (const std::string& op : inspection.operators) width = std::max(width, op.size());
+  for (const std::string& op : inspection.operators)
+    fmt::print("  {:<{}}  {}; {}\n", op, width, registration_text(op, records), provider_text(op));
+  const MissingOperatorReport report = diagnose_missing_operators(inspection.operators, path);
+  fmt::print("{} registered, {} missing\n", inspection.operators.size() - report.missing.size(), report.missing.size());
+  if (report.ok()) return kExitOk;
+  fmt::print("\n{}", report.message);
+  return kExitFailure;
+}
+
+}  // namespace et_ops::tool

@@ -1,0 +1,35 @@
+// The project's kernel sets this et-ops can register (portable,
+// quantized), and the options every command shares to set up the
+// registry: --kernels, --policy, --load-library.
+#ifndef ET_OPS_TOOLS_KERNEL_SETS_H
+#define ET_OPS_TOOLS_KERNEL_SETS_H
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "et_ops/registry.h"
+
+namespace et_ops::tool {
+
+struct RegistrySetup {
+  std::vector<std::string> kernel_sets;  // names: "portable", "quantized"
+  std::vector<std::string> libraries;    // --load-library paths
+  std::optional<DuplicatePolicy> policy;
+};
+
+// The options RegistrySetup reads, for ArgumentSpec::options.
+std::set<std::string> registry_setup_options();
+
+// Throws UsageError for an unknown kernel set or policy name.
+RegistrySetup registry_setup_from(const Arguments& args);
+
+// Applies the policy, registers the kernel sets, loads the libraries.
+// Returns false after printing each error to stderr.
+bool apply_registry_setup(const RegistrySetup& setup);
+
+}  // namespace et_ops::tool
+
+#endif  // ET_OPS_TOOLS_KERNEL_SETS_H

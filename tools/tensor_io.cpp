@@ -1,0 +1,100 @@
+// .npy inputs into run states, and printable summaries of outputs.
+#include "tensor_io.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "et_ops/half.h"
+#include "et_ops/npy.h"
+
+namespace et_ops::tool {
+namespace {
+
+// Element offset (in elements) of the logical row-major index `n`.
+int64_t element_offset(TensorRef tensor, int64_t n) {
+  int64_t offset = 0;
+  for (int64_t d = tensor.dim() - 1; d >= 0; --d) {
+    offset += (n % tensor.size(d)) * tensor.stride(d);
+    n /= tensor.size(d);
+  }
+  return offset;
+}
+
+// Copies C-order bytes into the tensor's own layout (any dim order).
+void copy_from_logical_order(TensorRef tensor, const uint8_t* logical) {
+  const std::size_t element = dtype_size(tensor.dtype());
+  auto* out = static_cast<uint8_t*>(tensor.data());
+  for (int64_t n = 0; n < tensor.numel(); ++n)
+    std::memcpy(out + static_cast<std::size_t>(element_offset(tensor, n)) * element,
+                logical + static_cast<std::size_t>(n) * element, element);
+}
+
+bool dtype_accepted(DType program, DType file) {
+  return program == file || (program == DType::BFloat16 && file == DType::UInt16);
+}
+
+std::string shape_text(const std::vector<int64_t>& sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
+
+std::string check_array(const NpyArray& array, const TensorSpec& spec, std::size_t i, const std::string& file) {
+  if (!dtype_accepted(spec.dtype, array.dtype))
+    return fmt::format("{}: dtype {} does not match input {} of the program ({})", file, dtype_name(array.dtype), i,
+                       dtype_name(spec.dtype));
+  if (array.shape != spec.sizes)
+    return fmt::format("{}: shape {} does not match input {} of the program ({})", file, shape_text(array.shape), i,
+                       shape_text(spec.sizes));
+  return {};
+}
+
+std::string element_text(TensorRef tensor, int64_t n) {
+  const auto* p = static_cast<const uint8_t*>(tensor.data()) +
+                  static_cast<std::size_t>(element_offset(tensor, n)) * dtype_size(tensor.dtype());
+  auto read = [p](auto value) {
+    std::memcpy(&value, p, sizeof value);
+    return value;
+  };
+  switch (tensor.dtype()) {
+    case DType::Float32: return fmt::format("{}", read(float{}));
+    case DType::Float64: return fmt::format("{}", read(double{}));
+    case DType::Float16: return fmt::format("{}", Half::from_bits(read(uint16_t{})).to_float());
+    case DType::BFloat16: return fmt::format("{}", BFloat16::from_bits(read(uint16_t{})).to_float());
+    case DType::Int8: return fmt::format("{}", read(int8_t{}));
+    case DType::UInt8: return fmt::format("{}", read(uint8_t{}));
+    case DType::Int16: return fmt::format("{}", read(int16_t{}));
+    case DType::UInt16: return fmt::format("{}", read(uint16_t{}));
+    case DType::Int32: return fmt::format("{}", read(int32_t{}));
+    case DType::Int64: return fmt::format("{}", read(int64_t{}));
+    case DType::Bool: return read(uint8_t{}) ? "true" : "false";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string fill_inputs(const Program& program, RunState& state, const std::vector<std::string>& files) {
+  if (files.size() != program.input_count())
+    return fmt::format("{}: the program takes {} input(s), got {} --input file(s)", program.path(),
+                       program.input_count(), files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const NpyArray array = read_npy(files[i]);
+    if (!array.ok()) return array.error;
+    if (std::string error = check_array(array, program.input_spec(i), i, files[i]); !error.empty()) return error;
+    copy_from_logical_order(state.input(i), array.data.data());
+  }
+  return {};
+}
+
+std::string describe(TensorRef tensor) {
+  return fmt::format("{} {}", dtype_name(tensor.dtype()),
+                     shape_text(std::vector<int64_t>(tensor.sizes(), tensor.sizes() + tensor.dim())));
+}
+
+std::string summarize(TensorRef tensor, std::size_t max_values) {
+  std::vector<std::string> values;
+  const int64_t shown = std::min<int64_t>(tensor.numel(), static_cast<int64_t>(max_values));
+  for (int64_t n = 0; n < shown; ++n) values.push_back(element_text(tensor, n));
+  const char* more = tensor.numel() > shown ? ", ..." : "";
+  return fmt::format("{}: {}{} ({} values)", describe(tensor), fmt::join(values, ", "), more, tensor.numel());
+}
+
+}  // namespace et_ops::tool
