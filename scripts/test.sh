@@ -16,3 +16,5 @@ else
 fi
 ninja -C "$build"
 meson test -C "$build" --print-errorlogs --num-processes 2
+# Install the build and consume it three ways (pkg-config, Meson, CMake).
+scripts/test-packaging.sh "$build"

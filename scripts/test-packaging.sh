@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Installs a built et_ops into a fresh prefix and consumes it the three
+# ways users do: pkg-config (then again after moving the prefix), Meson
+# (installed, and as a subproject from a `meson dist` tarball through a wrap
+# file), and CMake (targets, and variables only). Also checks the installed
+# tree: layout, headers that compile alone, a definition for every exported
+# function, and the ownership table of the shipped kernel libraries.
+#
+# Usage: scripts/test-packaging.sh BUILD_DIR
+# Every check that fails makes the script fail; nothing is skipped.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$1" && pwd)
+work=$(mktemp -d /tmp/et_ops_packaging.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+step() { printf '\n=== %s\n' "$*"; }
+pass() { passed=$((passed + 1)); echo "ok: $*"; }
+fail() { failed=$((failed + 1)); echo "FAILED: $*"; }
+check() {  # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+option() {  # the value of a Meson build option of $build
+  meson introspect --buildoptions "$build" |
+    /usr/bin/python3 -c "import json,sys; print(next(o['value'] for o in json.load(sys.stdin) if o['name']=='$1'))"
+}
+
+program=$root/examples/qmlp/qmlp.etp
+program_input=$root/examples/qmlp/qmlp_input_0.npy
+
+step "install into a fresh prefix"
+meson install -C "$build" --destdir "$work/stage" --quiet
+prefix_setting=$(option prefix)
+libdir=$(option libdir)
+prefix=$work/stage$prefix_setting
+[ -d "$prefix" ] || { echo "no installed prefix at $prefix"; exit 1; }
+echo "prefix: $prefix (libdir $libdir)"
+
+step "installed layout"
+for f in "$libdir/libet_ops.so.0" "$libdir/libet_kernels_quantized.so.0" "$libdir/libet_kernels_portable.so.0" \
+         "$libdir/pkgconfig/et-ops.pc" "$libdir/pkgconfig/et-kernels-quantized.pc" \
+         "$libdir/pkgconfig/et-kernels-portable.pc" "$libdir/cmake/et_ops/et_opsConfig.cmake" \
+         "$libdir/cmake/et_ops/et_opsConfigVersion.cmake" "$libdir/cmake/et_ops/et_ops-config.cmake" \
+         "$libdir/cmake/et_ops/et_ops-config-version.cmake" include/et_ops/registry.h include/et_ops/version.h \
+         include/et_ops/kernels/quantized.h include/et_ops/kernels/portable.h bin/et-ops; do
+  check "installed $f" test -e "$prefix/$f"
+done
+check "the Python module is installed" bash -c "find '$prefix' -name '_et_ops*.so' | grep -q ."
+check "et-kernels-quantized.pc requires et-ops" grep -q '^Requires:.*et-ops' "$prefix/$libdir/pkgconfig/et-kernels-quantized.pc"
+check "sonames are versioned" bash -c "readelf -d '$prefix/$libdir/libet_kernels_quantized.so.0' | grep -q 'SONAME.*libet_kernels_quantized.so.0'"
+
+step "every installed header compiles on its own"
+while IFS= read -r header; do
+  relative=${header#"$prefix/include/"}
+  check "header $relative" bash -c "echo '#include <$relative>' | g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I'$prefix/include' -x c++ -"
+done < <(find "$prefix/include/et_ops" -name '*.h' | sort)
+
+step "every exported function has a definition in the shipped libraries"
+/usr/bin/python3 "$root/scripts/check_api_definitions.py" "$prefix/include" "$work/api_addresses.cpp"
+check "exported API links" g++ -std=c++17 -I"$prefix/include" "$work/api_addresses.cpp" -o "$work/api_addresses" \
+  -L"$prefix/$libdir" -let_kernels_quantized -let_kernels_portable -let_ops -Wl,--no-as-needed
+
+export LD_LIBRARY_PATH=$prefix/$libdir
+step "ownership table of the shipped kernel libraries"
+check "et-ops check: every operator provided by exactly one library" "$prefix/bin/et-ops" check
+mkdir -p "$work/partial"
+cp -a "$prefix/." "$work/partial/"
+rm "$work/partial/$libdir"/libet_kernels_portable.so*
+if LD_LIBRARY_PATH=$work/partial/$libdir "$work/partial/bin/et-ops" check; then
+  fail "et-ops check must fail when a shipped library is missing"
+else
+  pass "et-ops check fails when a shipped library is missing"
+fi
+
+run_consumer() {  # run_consumer BINARY NAME: runs the example program, keeps the output
+  "$1" "$program" "$program_input" "$work/$2.npy"
+}
+
+step "pkg-config consumer"
+mkdir -p "$work/pkgconfig"
+cp "$root/test/consumers/pkgconfig/Makefile" "$root/examples/consumer/main.cpp" "$work/pkgconfig/"
+export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
+check "pkg-config consumer builds" make -s -C "$work/pkgconfig"
+check "pkg-config consumer runs the quantized example" run_consumer "$work/pkgconfig/consumer" pkgconfig
+moved=$work/moved/prefix
+mkdir -p "$work/moved"
+mv "$prefix" "$moved"
+export PKG_CONFIG_PATH=$moved/$libdir/pkgconfig LD_LIBRARY_PATH=$moved/$libdir
+include_flag=$(pkg-config --cflags-only-I et-kernels-quantized | tr ' ' '\n' | grep -- '^-I' | head -n1)
+check "pkg-config points into the moved prefix" test "$(realpath "${include_flag#-I}")" = "$moved/include"
+make -s -C "$work/pkgconfig" clean
+check "pkg-config consumer rebuilds after the prefix moved" make -s -C "$work/pkgconfig"
+check "and runs" run_consumer "$work/pkgconfig/consumer" pkgconfig_moved
+check "same output before and after the move" cmp "$work/pkgconfig.npy" "$work/pkgconfig_moved.npy"
+mv "$moved" "$prefix"
+export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig LD_LIBRARY_PATH=$prefix/$libdir
+
+step "Meson consumer against the installed prefix"
+cp -r "$root/test/consumers/meson_wrap" "$work/meson_installed"
+cp "$root/examples/consumer/main.cpp" "$work/meson_installed/"
+check "meson consumer configures against the prefix" meson setup "$work/meson_installed/build" "$work/meson_installed" --wrap-mode=nofallback
+check "meson consumer builds" ninja -C "$work/meson_installed/build"
+check "meson consumer runs" run_consumer "$work/meson_installed/build/consumer" meson_installed
+
+step "Meson consumer with et_ops as a wrap subproject from meson dist"
+meson dist -C "$build" --no-tests --formats gztar --allow-dirty >/dev/null
+tarball=$(ls "$build"/meson-dist/et_ops-*.tar.gz)
+consumer=$work/meson_wrap
+cp -r "$root/test/consumers/meson_wrap" "$consumer"
+cp "$root/examples/consumer/main.cpp" "$consumer/"
+mkdir -p "$consumer/subprojects/packagecache"
+cp "$tarball" "$consumer/subprojects/packagecache/"
+name=$(basename "$tarball")
+sed -e "s|@FILENAME@|$name|g" -e "s|@DIRECTORY@|${name%.tar.gz}|" \
+    -e "s|@SHA256@|$(sha256sum "$tarball" | cut -d' ' -f1)|" \
+    "$consumer/subprojects/et_ops.wrap.in" > "$consumer/subprojects/et_ops.wrap"
+rm "$consumer/subprojects/et_ops.wrap.in"
+(
+  unset PKG_CONFIG_PATH LD_LIBRARY_PATH
+  check "wrap consumer configures from the tarball" meson setup "$consumer/build" "$consumer"
+  check "wrap consumer uses the subproject" grep -q "et_ops" "$consumer/build/meson-logs/meson-log.txt"
+  check "wrap consumer builds" ninja -C "$consumer/build"
+  check "wrap consumer runs" run_consumer "$consumer/build/consumer" meson_wrap
+  echo "$passed $failed" > "$work/wrap_counts"
+)
+read -r passed failed < "$work/wrap_counts"
+check "a corrupted tarball is refused (sha256 checked)" bash -c "
+  cp -r '$consumer' '$work/corrupt' && rm -rf '$work/corrupt/build' '$work/corrupt/subprojects/${name%.tar.gz}' &&
+  echo x >> '$work/corrupt/subprojects/packagecache/$name' &&
+  ! env -u PKG_CONFIG_PATH meson setup '$work/corrupt/build' '$work/corrupt' >/dev/null 2>&1"
+
+step "CMake consumers"
+cmake_build() {  # cmake_build SOURCE BINARY
+  cmake -S "$1" -B "$2" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null && cmake --build "$2" >/dev/null
+}
+cp -r "$root/test/consumers/cmake/targets" "$work/cmake_targets"
+cp "$root/examples/consumer/main.cpp" "$work/cmake_targets/"
+check "CMake targets consumer builds" cmake_build "$work/cmake_targets" "$work/cmake_targets/build"
+check "CMake targets consumer runs" run_consumer "$work/cmake_targets/build/consumer" cmake_targets
+cp -r "$root/test/consumers/cmake/variables" "$work/cmake_variables"
+check "CMake variables consumer builds" cmake_build "$work/cmake_variables" "$work/cmake_variables/build"
+check "CMake variables consumer runs" "$work/cmake_variables/build/variables_consumer"
+needed=$(readelf -d "$work/cmake_variables/build/variables_consumer" | grep NEEDED)
+check "linking \${ET_OPS_LIBRARIES} pulls in the portable kernels" grep -q libet_kernels_portable <<<"$needed"
+check "linking \${ET_OPS_LIBRARIES} does not pull in the quantized kernels" bash -c "! grep -q libet_kernels_quantized <<<'$needed'"
+check "ET_OPS_QUANTIZED_KERNELS_LIBRARY is the installed library" \
+  test "$(cat "$work/cmake_variables/build/quantized_library.txt")" -ef "$prefix/$libdir/libet_kernels_quantized.so.0"
+
+find_package_fails() {  # find_package_fails ARGS EXPECTED_TEXT
+  mkdir -p "$work/fp"
+  printf 'cmake_minimum_required(VERSION 3.16)\nproject(fp CXX)\nfind_package(et_ops %s)\n' "$1" > "$work/fp/CMakeLists.txt"
+  rm -rf "$work/fp/build"
+  local output
+  if output=$(cmake -S "$work/fp" -B "$work/fp/build" -DCMAKE_PREFIX_PATH="$prefix" 2>&1); then return 1; fi
+  grep -q "$2" <<<"$output"
+}
+check "an unknown component fails with a message" find_package_fails "REQUIRED COMPONENTS bogus" "no component 'bogus'"
+check "a too-new version fails with a message" find_package_fails "9.0 REQUIRED" "9.0"
+
+printf '\npackaging: %d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
