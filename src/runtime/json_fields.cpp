@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "runtime/load_errors.h"
@@ -28,8 +29,27 @@ const char* kind_of(const Json& value) {
   throw FormatError(fmt::format("{} must be {}, not {}", path, expected, kind_of(value)));
 }
 
-// Thrown by the parser callback; caught in parse_json_limited only.
-struct TooDeep {};
+// The deepest nesting of arrays and objects in `text`, counting brackets
+// outside strings. Exact for valid JSON; for invalid JSON the parser that
+// runs next reports the real problem.
+int nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 // nlohmann's own messages start with "[json.exception.parse_error.101] ".
 std::string without_exception_tag(const std::string& what) {
@@ -41,18 +61,14 @@ std::string without_exception_tag(const std::string& what) {
 }  // namespace
 
 Json parse_json_limited(std::string_view text, int max_depth) {
-  // The callback sees every container before it is opened, so nesting is
-  // refused at depth max_depth + 1 without building (or recursing into) it.
-  auto guard = [max_depth](int depth, Json::parse_event_t event, Json&) {
-    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
-        depth >= max_depth)
-      throw TooDeep{};
-    return true;
-  };
-  try {
-    return Json::parse(text.begin(), text.end(), guard);
-  } catch (const TooDeep&) {
+  // Checked before parsing, so a hostile header never builds a deep tree.
+  // (nlohmann's parser callback could check it too, but its callback parser
+  // rescans the parent container at every object end: quadratic in the
+  // number of instructions.)
+  if (nesting_depth(text) > max_depth)
     throw FormatError(fmt::format("the header nests JSON deeper than the limit of {} levels", max_depth));
+  try {
+    return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
     throw FormatError(fmt::format("the header is not valid UTF-8 JSON: {}", without_exception_tag(e.what())));
   }

@@ -14,7 +14,7 @@ namespace et_ops::runtime {
 
 using Json = nlohmann::json;
 
-// Parses `text`, refusing nesting deeper than `max_depth` before it is built.
+// Parses `text`, refusing nesting deeper than `max_depth` before parsing.
 Json parse_json_limited(std::string_view text, int max_depth);
 
 std::string field_path(const std::string& parent, std::string_view key);

@@ -16,6 +16,10 @@ void LibraryPins::pin(const void* function) {
   if (dladdr(function, &info) == 0 || info.dli_fname == nullptr || *info.dli_fname == '\0') return;
   std::string path = info.dli_fname;
   if (std::find(paths_.begin(), paths_.end(), path) != paths_.end()) return;
+  // Room first: once dlopen has taken a reference, recording it must not
+  // throw, or the reference would outlive a failed load.
+  paths_.reserve(paths_.size() + 1);
+  handles_.reserve(handles_.size() + 1);
   // RTLD_NOLOAD only takes a reference to an object that is already loaded;
   // the main executable is not found by name and needs no pin.
   void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);

@@ -43,9 +43,14 @@ std::string read_preamble(const uint8_t* bytes, std::size_t size, Preamble& prea
 std::string check_shape(const std::vector<int64_t>& shape, DType dtype, std::size_t& nbytes) {
   if (shape.size() > ET_OPS_MAX_DIMS)
     return fmt::format("the array has {} dimensions; at most {} are supported", shape.size(), ET_OPS_MAX_DIMS);
-  uint64_t count = dtype_size(dtype);
+  // Every partial product of the sizes (so every stride) must fit in int64,
+  // not only the byte count, which a zero size would hide: (0, 2**62, 4)
+  // has no bytes but strides that overflow.
+  int64_t bound = static_cast<int64_t>(dtype_size(dtype));
   for (int64_t d : shape)
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(d), &count)) return "the array size overflows";
+    if (__builtin_mul_overflow(bound, d > 0 ? d : 1, &bound)) return "the array size overflows";
+  uint64_t count = dtype_size(dtype);
+  for (int64_t d : shape) count *= static_cast<uint64_t>(d);  // within the bound checked above
   nbytes = count;
   return {};
 }

@@ -1,10 +1,16 @@
 // Resolving every instruction's kernel when a program loads, so a run never
 // discovers a missing operator halfway through.
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "et_ops/registry.h"
+#include "runtime/fault_injection.h"
+#include "runtime/load_errors.h"
 #include "runtime/program_impl.h"
+#include "runtime/written_arguments.h"
 
 namespace et_ops::runtime {
 namespace {
@@ -16,6 +22,39 @@ void tensor_arguments(const Program::Impl& program, const Program::Impl::Instruc
   for (std::size_t a = 0; a < instruction.arg_count; ++a) {
     const int32_t slot = program.slot_of_value[program.arg_values[instruction.first_arg + a]];
     if (slot >= 0) tensors.push_back(&program.tensor_slots[static_cast<std::size_t>(slot)].prototype);
+  }
+}
+
+// Whether any instruction names a constant tensor (a pointer into the
+// read-only mapping of the file).
+bool passes_constants(const Program::Impl& program) {
+  for (uint32_t v : program.arg_values) {
+    const int32_t slot = program.slot_of_value[v];
+    if (slot >= 0 && program.tensor_slots[static_cast<std::size_t>(slot)].constant) return true;
+  }
+  return false;
+}
+
+// A kernel that writes a constant would fault on the read-only mapping, so
+// a program that names a constant where the kernel's schema says it writes
+// ("Tensor(a!) out") is a load error. Schemas without annotations cannot be
+// checked; such a write still faults rather than corrupting the program.
+void check_constant_writes(const Program::Impl& program) {
+  if (!passes_constants(program)) return;
+  std::unordered_map<const void*, std::vector<bool>> written;
+  for (const RecordInfo& record : registered_records())
+    written.emplace(record.function, written_arguments(record.schema));
+  for (std::size_t i = 0; i < program.instructions.size(); ++i) {
+    const Program::Impl::Instruction& instruction = program.instructions[i];
+    const std::vector<bool>& flags = written[reinterpret_cast<const void*>(instruction.fn)];
+    for (std::size_t a = 0; a < instruction.arg_count && a < flags.size(); ++a) {
+      const uint32_t v = program.arg_values[instruction.first_arg + a];
+      const int32_t slot = program.slot_of_value[v];
+      if (flags[a] && slot >= 0 && program.tensor_slots[static_cast<std::size_t>(slot)].constant)
+        throw FormatError(fmt::format("{}: instructions[{}].args[{}] names value {}, a constant, where {} writes its "
+                                      "argument {}; constants are read-only",
+                                      program.path, i, a, v, program.model.instructions[i].op, a));
+    }
   }
 }
 
@@ -36,7 +75,9 @@ std::vector<std::string> resolve_operators(Program::Impl& program) {
     }
     const void* function = reinterpret_cast<const void*>(instruction.fn);
     if (pinned.insert(function).second) program.pins.pin(function);
+    detail::maybe_fail_load_allocation();  // after a pin: a failed load must release it
   }
+  if (unresolved.empty()) check_constant_writes(program);
   return unresolved;
 }
 

@@ -8,6 +8,7 @@
 #include "et_ops/value.h"
 #include "runtime/etp_header.h"
 #include "runtime/etp_preamble.h"
+#include "runtime/fault_injection.h"
 #include "runtime/load_errors.h"
 #include "runtime/memory_plan.h"
 #include "runtime/program_impl.h"
@@ -51,6 +52,7 @@ void build_values(Program::Impl& program, const uint8_t* data_segment, const Mem
   program.value_templates.reserve(values.size());
   program.slot_of_value.assign(values.size(), -1);
   for (uint32_t v = 0; v < values.size(); ++v) {
+    detail::maybe_fail_load_allocation();
     program.value_templates.push_back(template_of(values[v]));
     if (values[v].kind != ValueKind::Tensor) continue;
     program.slot_of_value[v] = static_cast<int32_t>(program.tensor_slots.size());
@@ -63,6 +65,7 @@ void build_instructions(Program::Impl& program) {
   std::unordered_set<std::string> seen;
   program.instructions.reserve(program.model.instructions.size());
   for (const InstructionModel& instruction : program.model.instructions) {
+    detail::maybe_fail_load_allocation();
     program.instructions.push_back({nullptr, program.arg_values.size(), instruction.args.size()});
     program.arg_values.insert(program.arg_values.end(), instruction.args.begin(), instruction.args.end());
     if (seen.insert(instruction.op).second) program.operators.push_back(instruction.op);
@@ -117,12 +120,16 @@ std::unique_ptr<Program::Impl> build_program(const std::string& path, const Load
   program->path = path;
   program->file = MappedFile::open(path);
   try {
+    detail::maybe_fail_load_allocation();
     const EtpLayout layout = read_layout(program->file.data(), program->file.size(), limits);
     program->model = parse_header(layout.header, layout.data_size, limits);
+    detail::maybe_fail_load_allocation();
     const MemoryPlan plan = plan_memory(program->model, limits.max_memory_bytes);
+    detail::maybe_fail_load_allocation();
     program->planned_bytes = plan.total_bytes;
     build_values(*program, layout.data, plan);
     build_instructions(*program);
+    detail::maybe_fail_load_allocation();
     build_io_specs(*program);
   } catch (const FormatError& e) {
     throw FormatError(fmt::format("{}: {}", path, e.what()));

@@ -170,6 +170,10 @@ TEST_CASE("malformed .npy files are clear errors") {
     require_npy_error(npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", data),
                       "a dimension overflows");
   }
+  SECTION("an empty shape whose strides would overflow") {  // found by fuzz_npy_reader
+    require_npy_error(npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 4), }", {}),
+                      "the array size overflows");
+  }
   SECTION("too many dimensions") {
     require_npy_error(npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1), }", data),
                       "17 dimensions");

@@ -1,7 +1,8 @@
 // Programs over libet_kernels_portable.so: mm, add with alpha, relu,
-// mixed with the test kernels.
+// and a run that allocates nothing.
 #include <catch2/catch.hpp>
 
+#include "allocation_counter.h"
 #include "et_ops/kernels/portable.h"
 #include "et_ops/program.h"
 #include "program_fixtures.h"
@@ -49,4 +50,14 @@ TEST_CASE("relu(x @ w + b) through a program") {
   REQUIRE(run.ok);
   // x @ w = [1 + 4 + 0, -1 + 1 + 3] = [5, 3]; + b = [5.5, -1]; relu = [5.5, 0].
   CHECK(et_ops::test::output_floats(*state, 0) == std::vector<float>{5.5f, 0.0f});
+
+  bool ok = true;
+  long allocations = -1;
+  {
+    et_ops::test::AllocationCounter counter;  // no Catch2 assertions inside: they may allocate
+    for (int i = 0; i < 5; ++i) ok = loaded.program->run(*state).ok && ok;
+    allocations = counter.count();
+  }
+  CHECK(ok);
+  CHECK(allocations == 0);  // a run allocates nothing, kernels included
 }

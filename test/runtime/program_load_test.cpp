@@ -238,6 +238,14 @@ TEST_CASE("header JSON errors") {
     std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
     require_load_error(raw_header(deep), "deeper than the limit of 64 levels");
   }
+  SECTION("brackets inside strings are not nesting") {
+    EtpWriter w = et_ops::test::add_scale_program();
+    w.header()["metadata"] = {{"text", std::string(100, '[') + "\"{"}};
+    TempDir dir;
+    const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
+    INFO(loaded.error);
+    CHECK(loaded.ok());
+  }
   SECTION("a lower depth limit applies") {
     LoadLimits limits;
     limits.max_json_depth = 3;

@@ -6,13 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <csignal>
+#include <random>
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <new>
 #include <thread>
 
+#include "allocation_counter.h"
 #include "et_ops/program.h"
 #include "et_ops/registry.h"
 #include "program_fixtures.h"
@@ -23,70 +22,12 @@ using et_ops::LoadResult;
 using et_ops::test::EtpWriter;
 using et_ops::test::TempDir;
 
-// ---- counting allocations: every operator new in this process while
-// counting is on (replaced here, so calls from libet_ops.so count too).
-// Every form of new and delete is replaced, so that allocation and release
-// always pair malloc with free (AddressSanitizer checks that they match).
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-
-void* counted_allocation(std::size_t size, std::size_t alignment) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  void* p = alignment <= alignof(std::max_align_t) ? std::malloc(size ? size : 1)
-                                                   : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-
-void* counted_nothrow(std::size_t size, std::size_t alignment) noexcept {
-  try {
-    return counted_allocation(size, alignment);
-  } catch (const std::bad_alloc&) {
-    return nullptr;
-  }
-}
-}  // namespace
-
-void* operator new(std::size_t size) { return counted_allocation(size, 0); }
-void* operator new[](std::size_t size) { return counted_allocation(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) { return counted_allocation(size, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return counted_allocation(size, static_cast<std::size_t>(a)); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_nothrow(size, 0); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_nothrow(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return counted_nothrow(size, static_cast<std::size_t>(a));
-}
-void* operator new[](std::size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return counted_nothrow(size, static_cast<std::size_t>(a));
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-
 namespace {
 
 struct Registered {
   Registered() { et_ops::test::register_test_kernels(); }
 } registered;
 
-struct AllocationCounter {
-  AllocationCounter() {
-    allocations = 0;
-    counting = true;
-  }
-  ~AllocationCounter() { counting = false; }
-  long count() const { return allocations.load(); }
-};
 
 std::shared_ptr<const et_ops::Program> load(const TempDir& dir, const EtpWriter& w) {
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
@@ -215,14 +156,14 @@ TEST_CASE("a run allocates nothing") {
   long during_run = -1;
   bool all_ok = true;
   {
-    AllocationCounter counter;  // no Catch2 assertions inside: they may allocate
+    et_ops::test::AllocationCounter counter;  // no Catch2 assertions inside: they may allocate
     for (int i = 0; i < 10; ++i) all_ok = program->run(*state).ok && all_ok;
     during_run = counter.count();
   }
   CHECK(all_ok);
   CHECK(during_run == 0);
   {
-    AllocationCounter counter;  // the counter itself sees allocations, so the check above can fail
+    et_ops::test::AllocationCounter counter;  // the counter itself sees allocations, so the check above can fail
     std::string allocated(100, 'x');
     CHECK(counter.count() > 0);
   }
@@ -245,6 +186,61 @@ TEST_CASE("intermediates whose lifetimes do not overlap share memory") {
     for (int64_t i = 0; i < n; ++i)
       current[size_t(i)] = static_cast<float>((current[size_t(i)] + x[size_t(i)]) * (0.5 + 0.01 * s));
   CHECK(y == current);
+}
+
+TEST_CASE("random programs compute the same with planned memory as with a buffer per tensor") {
+  // Tensors of mixed sizes whose lifetimes overlap arbitrarily: any two
+  // live tensors sharing bytes would change the results.
+  std::mt19937 random(1234);
+  for (int trial = 0; trial < 20; ++trial) {
+    EtpWriter w("random");
+    const int64_t sizes[] = {1, 16, 17, 100, 1000};
+    std::vector<std::pair<uint32_t, int64_t>> tensors;  // value, numel
+    std::vector<std::vector<float>> reference;
+    for (int64_t n : sizes) {
+      tensors.push_back({w.tensor(DType::Float32, {n}), n});
+      reference.push_back(std::vector<float>(static_cast<std::size_t>(n)));
+      for (std::size_t i = 0; i < reference.back().size(); ++i) reference.back()[i] = float(i % 7) + float(n);
+    }
+    w.inputs({tensors[0].first, tensors[1].first, tensors[2].first, tensors[3].first, tensors[4].first});
+    for (int step = 0; step < 150; ++step) {
+      const std::size_t a = random() % tensors.size();
+      std::vector<std::size_t> same;
+      for (std::size_t t = 0; t < tensors.size(); ++t)
+        if (tensors[t].second == tensors[a].second) same.push_back(t);
+      const std::size_t b = same[random() % same.size()];
+      const int64_t n = tensors[a].second;
+      const uint32_t out = w.tensor(DType::Float32, {n});
+      std::vector<float> result(static_cast<std::size_t>(n));
+      if (random() % 2) {
+        w.instruction("et_test_rt::add.out", {tensors[a].first, tensors[b].first, out});
+        for (std::size_t i = 0; i < result.size(); ++i) result[i] = reference[a][i] + reference[b][i];
+      } else {
+        w.instruction("et_test_rt::scale.out", {tensors[a].first, w.double_value(0.5), out});
+        for (std::size_t i = 0; i < result.size(); ++i) result[i] = static_cast<float>(reference[a][i] * 0.5);
+      }
+      tensors.push_back({out, n});
+      reference.push_back(std::move(result));
+    }
+    std::vector<uint32_t> outputs;
+    std::vector<std::size_t> output_tensors;
+    for (int k = 0; k < 6; ++k) {
+      output_tensors.push_back(5 + random() % (tensors.size() - 5));
+      outputs.push_back(tensors[output_tensors.back()].first);
+    }
+    w.outputs(outputs);
+    TempDir dir;
+    auto program = load(dir, w);
+    std::size_t one_buffer_each = 0;
+    for (const auto& tensor : tensors) one_buffer_each += (static_cast<std::size_t>(tensor.second) * 4 + 63) / 64 * 64;
+    CHECK(program->planned_memory_bytes() < one_buffer_each / 2);  // memory was reused
+    auto state = program->make_state();
+    for (std::size_t i = 0; i < 5; ++i)
+      REQUIRE(state->set_input(i, reference[i].data(), reference[i].size() * sizeof(float)));
+    REQUIRE(program->run(*state).ok);
+    for (std::size_t k = 0; k < outputs.size(); ++k)
+      CHECK(et_ops::test::output_floats(*state, k) == reference[output_tensors[k]]);
+  }
 }
 
 TEST_CASE("constants are mapped read-only: a kernel that writes one faults") {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "allocation_counter.h"
 #include "et_ops/kernels/quantized.h"
 #include "et_ops/program.h"
 #include "program_fixtures.h"
@@ -60,6 +61,22 @@ TEST_CASE("quantize and dequantize through a program") {
   CHECK(std::vector<int8_t>(q, q + 8) == std::vector<int8_t>{-128, -9, 2, 3, 8, 23, 112, 127});
   const std::vector<float> y = et_ops::test::output_floats(*state, 1);
   for (std::size_t i = 0; i < 8; ++i) CHECK(y[i] == Approx((q[i] - 3) * 0.1).epsilon(1e-6));
+}
+
+TEST_CASE("a run of quantized kernels allocates nothing") {
+  TempDir dir;
+  const et_ops::LoadResult loaded = et_ops::test::load_bytes(dir, quantize_round_trip(0.1).bytes());
+  REQUIRE(loaded.ok());
+  auto state = loaded.program->make_state();
+  bool ok = true;
+  long allocations = -1;
+  {
+    et_ops::test::AllocationCounter counter;  // no Catch2 assertions inside: they may allocate
+    for (int i = 0; i < 5; ++i) ok = loaded.program->run(*state).ok && ok;
+    allocations = counter.count();
+  }
+  CHECK(ok);
+  CHECK(allocations == 0);
 }
 
 TEST_CASE("an invalid scale stops the run at the quantize instruction") {

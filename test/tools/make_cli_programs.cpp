@@ -60,21 +60,21 @@ EtpWriter needs_everything_program() {
   return w;
 }
 
-// 10000 relu instructions on one-element tensors, ping-ponging between two
-// intermediates: a run costs about 10000 dispatches of a trivial kernel.
-// Not used by the tests; `et-ops run dispatch.etp --input one.npy --repeat N`
-// measures the per-instruction cost.
-EtpWriter dispatch_program() {
+// 10000 instructions of `op` on one-element tensors, ping-ponging between
+// two intermediates: a run costs 10000 dispatches of a cheap kernel. Not
+// used by the tests; `et-ops run dispatch_relu.etp --input one.npy --repeat N`
+// measures the per-instruction cost (see the runtime's report).
+EtpWriter dispatch_program(const std::string& op) {
   EtpWriter w("dispatch");
   const uint32_t x = w.tensor(DType::Float32, {1});
   const uint32_t ping = w.tensor(DType::Float32, {1});
   const uint32_t pong = w.tensor(DType::Float32, {1});
   w.inputs({x});
   w.outputs({pong});
-  w.instruction("aten::relu.out", {x, ping});
+  w.instruction(op, {x, ping});
   for (int i = 1; i < 10000; ++i) {
     const bool odd = i % 2 == 1;
-    w.instruction("aten::relu.out", {odd ? ping : pong, odd ? pong : ping});
+    w.instruction(op, {odd ? ping : pong, odd ? pong : ping});
   }
   return w;
 }
@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
   int8_t wrong_dtype[8] = {};
   write_array(dir + "/x_int8.npy", DType::Int8, {2, 4}, wrong_dtype);
   write_array(dir + "/x_flat.npy", DType::Float32, {8}, x);
-  dispatch_program().write(dir + "/dispatch.etp");
+  dispatch_program("aten::relu.out").write(dir + "/dispatch_relu.etp");
+  dispatch_program("et_test_plugin::negate.out").write(dir + "/dispatch_negate.etp");
   float one[1] = {0.5f};
   write_array(dir + "/one.npy", DType::Float32, {1}, one);
   float three[3] = {1.5f, -2.0f, 0.0f};

@@ -14,6 +14,7 @@ namespace et_ops::kernels::quantized {
 namespace {
 
 using detail::check_dtype;
+using detail::check_tensor;
 using detail::fail;
 using detail::from_f32;
 using detail::shape_string;
@@ -152,9 +153,19 @@ bool check_out_shape(KernelContext& ctx, const Overload& o, TensorRef indices, c
               shape_string(out), expected, layout.dim);
 }
 
+// The structural promises (checks.h) of every tensor argument, before any
+// of their sizes, strides or elements are used.
+bool check_structures(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRef scales,
+                      std::optional<TensorRef> zero_points, TensorRef indices, TensorRef out) {
+  return check_tensor(ctx, o.op, "weight", weight) && check_tensor(ctx, o.op, "weight_scales", scales) &&
+         (!zero_points || check_tensor(ctx, o.op, "weight_zero_points", *zero_points)) &&
+         check_tensor(ctx, o.op, "indices", indices) && check_tensor(ctx, o.op, "out", out);
+}
+
 std::optional<Layout> check_arguments(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRef scales,
                                       std::optional<TensorRef> zero_points, int64_t quant_min, int64_t quant_max,
                                       TensorRef indices, std::optional<DType> dtype, TensorRef out) {
+  if (!check_structures(ctx, o, weight, scales, zero_points, indices, out)) return std::nullopt;
   const std::optional<Layout> layout = check_table(ctx, o, weight, scales);
   if (!layout || !check_weight_dtype(ctx, o, weight)) return std::nullopt;
   if (!check_float_dtype(ctx, o.op, "out", out) || !check_float_dtype(ctx, o.op, "weight_scales", scales))

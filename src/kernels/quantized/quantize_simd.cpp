@@ -4,7 +4,6 @@
 #define HWY_TARGET_INCLUDE "quantize_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-#include <hwy/cache_control.h>
 
 #include <cmath>
 #include <cstddef>
@@ -36,7 +35,7 @@ void QuantizeF32Loop(const float* in, std::size_t n, const PerTensorQuantize& p,
   const auto qmax = static_cast<int32_t>(p.quant_max);
   WriteEach(hn::ScalableTag<float>(), n, out, [&](auto df, std::size_t i) {
     const hn::RebindToSigned<decltype(df)> di;
-    if (i + 2048 < n) hwy::Prefetch(in + i + 2048);
+    PrefetchAhead(in, i, n);
     const auto v = hn::Mul(hn::LoadU(df, in + i), hn::Set(df, p.inv));
     const auto t = hn::Add(hn::Round(v), hn::Set(df, p.zero_point));
     return DemoteFromI32<Q>(di, SaturateF32<kExactBounds>(df, t, bounds, qmin, qmax));
@@ -69,6 +68,7 @@ void QuantizeBinary64Loop(const In* in, std::size_t n, const Binary64Quantize& p
   const auto qmax = static_cast<double>(p.quant_max);
   WriteEach(hn::ScalableTag<double>(), n, out, [&](auto dd, std::size_t i) {
     const hn::Rebind<int32_t, decltype(dd)> di;
+    PrefetchAhead(in, i, n);
     hn::VFromD<decltype(dd)> x;
     if constexpr (std::is_same_v<In, float>)
       x = hn::PromoteTo(dd, hn::LoadU(hn::Rebind<float, decltype(dd)>(), in + i));

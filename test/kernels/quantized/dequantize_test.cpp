@@ -440,6 +440,46 @@ TEST_CASE("dequantize: empty tensors succeed") {
   }
 }
 
+TEST_CASE("dequantize: outputs past the streaming threshold (non-temporal stores), misaligned starts") {
+  // 4 MiB + a ragged tail of f32 output starting one float past an aligned
+  // address: the aligned head, the streamed body and the tail all run.
+  const std::size_t n = (std::size_t{1} << 20) + 33;
+  std::mt19937_64 rng = seeded_rng(0xD57E);
+  std::vector<int8_t> qs(n + 1);
+  for (auto& v : qs) v = static_cast<int8_t>(uniform_int(rng, -128, 127));
+  for_each_simd_target([&] {
+    std::vector<float> y(n + 1, 0.0f);
+    Tensor in(DType::Int8, qs.data() + 1, {static_cast<int64_t>(n)});
+    Tensor out(DType::Float32, y.data() + 1, {static_cast<int64_t>(n)});
+    KernelContext ctx;
+    REQUIRE(q::dequantize_per_tensor_out(ctx, in, 0.0173, 5, -128, 127, DType::Int8, std::nullopt, out));
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      mismatches += bits_of(y[i + 1]) != bits_of(ref_dequantize_per_tensor<float>(qs[i + 1], 0.0173, 5));
+    CHECK(mismatches == 0);
+    CHECK(y[0] == 0.0f);
+    // Binary64 path into f64: 8 MiB of output.
+    std::vector<double> y64(n + 1, 0.0);
+    Tensor out64(DType::Float64, y64.data() + 1, {static_cast<int64_t>(n)});
+    REQUIRE(q::dequantize_per_tensor_out(ctx, in, 0.0173, 5, -128, 127, DType::Int8, std::nullopt, out64));
+    mismatches = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      mismatches += bits_of(y64[i + 1]) != bits_of(ref_dequantize_per_tensor<double>(qs[i + 1], 0.0173, 5));
+    CHECK(mismatches == 0);
+    // Per-channel with one channel and f64 scales into f32 (binary64, then
+    // one rounding): one streamed run.
+    Tensor in2(DType::Int8, qs.data() + 1, {static_cast<int64_t>(n), 1});
+    Tensor out2(DType::Float32, y.data() + 1, {static_cast<int64_t>(n), 1});
+    Owned<double> scales({1}, {0.1});
+    Owned<int64_t> zps({1}, {-9});
+    REQUIRE(q::dequantize_per_channel_out(ctx, in2, scales, zps, 1, -128, 127, DType::Int8, std::nullopt, out2));
+    mismatches = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      mismatches += bits_of(y[i + 1]) != bits_of(ref_dequantize_f64_scale<float>(qs[i + 1], 0.1, -9));
+    CHECK(mismatches == 0);
+  });
+}
+
 // ---- errors ----
 
 template <typename Kernel>

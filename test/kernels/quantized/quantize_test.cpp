@@ -48,7 +48,7 @@ void check_per_tensor_example(const std::vector<float>& x, double scale, int64_t
       Owned<Q> out({static_cast<int64_t>(input.size())}, std::vector<Q>(input.size(), Q{0}));
       KernelContext ctx;
       REQUIRE(q::quantize_per_tensor_out(ctx, in, scale, zp, qmin, qmax, dtype_of<Q>(), out));
-      CHECK(out.values == want);
+      CHECK(as_ints(out.values) == as_ints(want));
     });
   }
 }
@@ -78,7 +78,7 @@ TEST_CASE("quantize_per_tensor: Q4 Tensor_out, exact i32 bounds, f32 zero-point 
     Owned<uint8_t> out({6}, std::vector<uint8_t>(6, 0));
     KernelContext ctx;
     REQUIRE(q::quantize_per_tensor_tensor_out(ctx, in, scale, zp, 0, 255, DType::UInt8, out));
-    CHECK(out.values == std::vector<uint8_t>{1, 3, 3, 5, 5, 203});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{1, 3, 3, 5, 5, 203});
   });
   check_per_tensor_example<int32_t>({3.0e9f, -3.0e9f}, 1.0, 0, INT32_MIN, INT32_MAX, {INT32_MAX, INT32_MIN});
   check_per_tensor_example<int32_t>({16777216.0f}, 1.0, 1, INT32_MIN, INT32_MAX, {16777216});
@@ -93,15 +93,15 @@ TEST_CASE("quantize_per_channel: C1 axis 1 and axis 0") {
     Owned<int8_t> out({2, 3}, std::vector<int8_t>(6, 0));
     KernelContext ctx;
     REQUIRE(q::quantize_per_channel_out(ctx, in, scales, zps, 1, -128, 127, DType::Int8, out));
-    CHECK(out.values == std::vector<int8_t>{3, 2, 127, -1, -5, -128});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{3, 2, 127, -1, -5, -128});
 
     Owned<double> scales0({2}, {0.25, 0.5});
     Owned<int64_t> zps0({2}, {1, -1});
     REQUIRE(q::quantize_per_channel_out(ctx, in, scales0, zps0, 0, -128, 127, DType::Int8, out));
-    CHECK(out.values == std::vector<int8_t>{3, 5, 127, -2, -6, -128});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{3, 5, 127, -2, -6, -128});
     // The same with a negative axis.
     REQUIRE(q::quantize_per_channel_out(ctx, in, scales0, zps0, -2, -128, 127, DType::Int8, out));
-    CHECK(out.values == std::vector<int8_t>{3, 5, 127, -2, -6, -128});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{3, 5, 127, -2, -6, -128});
   });
 }
 
@@ -113,7 +113,7 @@ TEST_CASE("quantize_per_channel: C2 binary64 arithmetic (D2)") {
     Owned<int8_t> out({1, 2}, {0, 0});
     KernelContext ctx;
     REQUIRE(q::quantize_per_channel_out(ctx, in, scales, zps, 0, -128, 127, DType::Int8, out));
-    CHECK(out.values == std::vector<int8_t>{12, 3});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{12, 3});
   });
 }
 
@@ -125,7 +125,7 @@ TEST_CASE("quantize_per_token: K1 zero point added before rounding (D3)") {
     Owned<int8_t> out({2, 3}, std::vector<int8_t>(6, 0));
     KernelContext ctx;
     REQUIRE(q::quantize_per_token_out(ctx, in, scales, zps, -128, 127, DType::Int8, out));
-    CHECK(out.values == std::vector<int8_t>{2, 2, 4, 0, 2, 2});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{2, 2, 4, 0, 2, 2});
   });
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("quantize_per_token: K2 3-D with clamping") {
     Owned<int8_t> out({1, 2, 2}, std::vector<int8_t>(4, 0));
     KernelContext ctx;
     REQUIRE(q::quantize_per_token_out(ctx, in, scales, zps, -128, 127, DType::Int8, out));
-    CHECK(out.values == std::vector<int8_t>{1, -3, 127, 10});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{1, -3, 127, 10});
   });
 }
 
@@ -415,17 +415,17 @@ TEST_CASE("quantize: both clamps, infinities and NaN on every output dtype and f
       auto out = make_filled<Q>({n}, Q{0});
       KernelContext ctx;
       REQUIRE(q::quantize_per_tensor_out(ctx, in, 0.5, 0, lo, hi, dtype_of<Q>(), *out));
-      CHECK(out->values == want);
+      CHECK(as_ints(out->values) == as_ints(want));
       Owned<float> in2({n, 1}, input);
       auto out2 = make_filled<Q>({n, 1}, Q{0});
       Owned<double> scales({1}, {0.5});
       Owned<int64_t> zps({1}, {0});
       REQUIRE(q::quantize_per_channel_out(ctx, in2, scales, zps, 1, lo, hi, dtype_of<Q>(), *out2));
-      CHECK(out2->values == want);
+      CHECK(as_ints(out2->values) == as_ints(want));
       Owned<double> token_scales({n, 1}, std::vector<double>(static_cast<std::size_t>(n), 0.5));
       Owned<int64_t> token_zps({n, 1}, std::vector<int64_t>(static_cast<std::size_t>(n), 0));
       REQUIRE(q::quantize_per_token_out(ctx, in2, token_scales, token_zps, lo, hi, dtype_of<Q>(), *out2));
-      CHECK(out2->values == want);
+      CHECK(as_ints(out2->values) == as_ints(want));
     });
   });
 }
@@ -463,7 +463,7 @@ TEST_CASE("quantize: 0-dim input is one element for per-tensor") {
   Owned<uint8_t> out({}, {0});
   KernelContext ctx;
   REQUIRE(q::quantize_per_tensor_out(ctx, in, 1.0, 10, 0, 255, DType::UInt8, out));
-  CHECK(out.values[0] == 12);
+  CHECK(int{out.values[0]} == 12);
 }
 
 TEST_CASE("quantize_per_tensor: f64 input forms the product in binary64") {
@@ -474,8 +474,43 @@ TEST_CASE("quantize_per_tensor: f64 input forms the product in binary64") {
   Owned<int8_t> out({1}, {0});
   KernelContext ctx;
   REQUIRE(q::quantize_per_tensor_out(ctx, in, 1.0, 0, -128, 127, DType::Int8, out));
-  CHECK(out.values[0] == 2);
+  CHECK(int{out.values[0]} == 2);
   CHECK(ref_quantize_per_tensor(x, 1.0, 0, -128, 127) == 2);
+}
+
+TEST_CASE("quantize: outputs past the streaming threshold (non-temporal stores), misaligned starts") {
+  // 4 MiB + a ragged tail of int8 output, starting 3 bytes past an aligned
+  // address, so the aligned head, the streamed body and the tail all run.
+  const std::size_t n = (std::size_t{4} << 20) + 77;
+  std::mt19937_64 rng = seeded_rng(0x57EA);
+  const double scale = 0.037;
+  std::vector<float> x(n + 1);
+  for (auto& v : x) v = static_cast<float>(uniform_real(rng, -6.0, 6.0));
+  x[n / 2] = static_cast<float>(kNaN);
+  x[n / 3] = 2.5f * static_cast<float>(scale);
+  for_each_simd_target([&] {
+    std::vector<int8_t> y(n + 3, 0);
+    Tensor in(DType::Float32, x.data() + 1, {static_cast<int64_t>(n)});
+    Tensor out(DType::Int8, y.data() + 3, {static_cast<int64_t>(n)});
+    KernelContext ctx;
+    REQUIRE(q::quantize_per_tensor_out(ctx, in, scale, 1, -128, 127, DType::Int8, out));
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      mismatches += y[i + 3] != ref_quantize_per_tensor(x[i + 1], scale, 1, -128, 127);
+    CHECK(mismatches == 0);
+    CHECK(int{y[0]} == 0);  // nothing before the tensor is written
+    CHECK(int{y[1]} == 0);
+    CHECK(int{y[2]} == 0);
+    // Per-channel with one channel: one streamed run in binary64.
+    Tensor in2(DType::Float32, x.data() + 1, {1, static_cast<int64_t>(n)});
+    Tensor out2(DType::Int8, y.data() + 3, {1, static_cast<int64_t>(n)});
+    Owned<double> scales({1}, {0.011});
+    Owned<int64_t> zps({1}, {-3});
+    REQUIRE(q::quantize_per_channel_out(ctx, in2, scales, zps, 0, -128, 127, DType::Int8, out2));
+    mismatches = 0;
+    for (std::size_t i = 0; i < n; ++i) mismatches += y[i + 3] != ref_quantize_per_channel(x[i + 1], 0.011, -3, -128, 127);
+    CHECK(mismatches == 0);
+  });
 }
 
 // ---- errors ----
@@ -488,7 +523,7 @@ void expect_error(Owned<int8_t>& out, Kernel&& kernel, std::initializer_list<std
   KernelContext ctx;
   CHECK_FALSE(kernel(ctx));
   require_error(ctx, fragments);
-  for (auto v : out.values) CHECK(v == 42);
+  for (auto v : out.values) CHECK(int{v} == 42);
 }
 
 TEST_CASE("quantize_per_tensor.out: every error names the argument and the value") {
@@ -669,12 +704,12 @@ TEST_CASE("quantize: the C-ABI kernels unpack their arguments") {
                                       int_value(255), scalar_type_value(DType::UInt8), tensor_value(out.tensor)};
     auto ctx = call_kernel(manifest_kernel("quantized_decomposed::quantize_per_tensor.out"), args);
     REQUIRE(ctx.ok());
-    CHECK(out.values == std::vector<uint8_t>{1, 3, 3, 5, 5, 203});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{1, 3, 3, 5, 5, 203});
     // An int where the schema says float is accepted exactly.
     args[1] = int_value(1);
     ctx = call_kernel(manifest_kernel("quantized_decomposed::quantize_per_tensor.out"), args);
     REQUIRE(ctx.ok());
-    CHECK(out.values == std::vector<uint8_t>{2, 3, 3, 4, 4, 103});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{2, 3, 3, 4, 4, 103});
   }
   SECTION("quantize_per_tensor.Tensor_out") {
     Owned<double> scale({1}, {0.5});
@@ -684,7 +719,7 @@ TEST_CASE("quantize: the C-ABI kernels unpack their arguments") {
                                       tensor_value(out.tensor)};
     auto ctx = call_kernel(manifest_kernel("quantized_decomposed::quantize_per_tensor.Tensor_out"), args);
     REQUIRE(ctx.ok());
-    CHECK(out.values == std::vector<uint8_t>{1, 3, 3, 5, 5, 203});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{1, 3, 3, 5, 5, 203});
   }
   SECTION("quantize_per_channel.out") {
     Owned<double> scales({3}, {0.5, 0.25, 1.0});
@@ -695,7 +730,7 @@ TEST_CASE("quantize: the C-ABI kernels unpack their arguments") {
     auto ctx = call_kernel(manifest_kernel("quantized_decomposed::quantize_per_channel.out"), args);
     REQUIRE(ctx.ok());
     // Columns: x*2 (+0), x*4 (+1), x (+2).
-    CHECK(out.values == std::vector<uint8_t>{0, 1, 2, 2, 6, 102});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{0, 1, 2, 2, 6, 102});
   }
   SECTION("quantize_per_token.out") {
     Owned<double> scales({2, 1}, {0.5, 1.0});
@@ -706,7 +741,7 @@ TEST_CASE("quantize: the C-ABI kernels unpack their arguments") {
     auto ctx = call_kernel(manifest_kernel("quantized_decomposed::quantize_per_token.out"), args);
     REQUIRE(ctx.ok());
     // Token 0: rne(2x + 3) = rne([1, 3, 3.5]); token 1: rne(x + 1) = rne([1.75, 2.25, 101]).
-    CHECK(out.values == std::vector<uint8_t>{1, 3, 4, 2, 2, 101});
+    CHECK(as_ints(out.values) == std::vector<int64_t>{1, 3, 4, 2, 2, 101});
   }
   SECTION("a kernel error travels back through the context") {
     std::vector<et_ops_value> args = {tensor_value(in.tensor), double_value(-1.0), int_value(3), int_value(0),

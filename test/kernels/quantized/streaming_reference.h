@@ -291,6 +291,13 @@ std::vector<T> logical_values(const Owned<T>& t) {
   return out;
 }
 
+// Integer elements widened for comparison, so Catch prints numbers rather
+// than characters for int8 / uint8.
+template <typename T>
+std::vector<int64_t> as_ints(const std::vector<T>& values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
 // ---- element types ----
 
 template <typename T>

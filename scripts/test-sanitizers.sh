@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Sanitizer CI (docs/hardening.md), called by scripts/test.sh after the
+# normal test run. Exits non-zero on the first sanitizer report or failing
+# test.
+#
+# 1. AddressSanitizer + UndefinedBehaviorSanitizer (gcc): the registry,
+#    kernel, runtime, tools and fuzz-replay suites. The first report stops
+#    the test process (halt_on_error, abort_on_error), LeakSanitizer checks
+#    every test process at exit.
+# 2. ThreadSanitizer (gcc): the tests that run threads at once: registry
+#    lookups against registration and unregistration, and one program run
+#    from several threads (the runtime's test kernels, and the example
+#    programs on the project's kernels).
+#
+# Python: the sanitizer builds use -Dpython=false. The interpreter is not
+# instrumented, so the extension module (or a library loaded with ctypes)
+# could only run with the sanitizer runtime LD_PRELOADed into python, where
+# LeakSanitizer reports the interpreter's own deliberate leaks at exit and
+# torch's uninstrumented code runs under the interceptors. The C++ code the
+# module calls (load, run, .npy, the registry) runs here through the C++
+# tests and the command-line tool, which the tools suite drives from an
+# uninstrumented python as a child process, which works.
+#
+# Environment: ASAN_BUILD_DIR (default build-asan), TSAN_BUILD_DIR (default
+# build-tsan), JOBS (parallel compile jobs and test processes, default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+asan_build=${ASAN_BUILD_DIR:-build-asan}
+tsan_build=${TSAN_BUILD_DIR:-build-tsan}
+jobs=${JOBS:-2}
+# -O1: sanitizer reports stay exact and the build stays fast; -g for stack traces.
+common=(-Doptimization=1 -Ddebug=true -Db_lundef=false -Dbenchmarks=false -Dpython=false
+        -Dpython_interpreter=/usr/bin/python3)
+
+configure() {  # configure BUILD_DIR OPTION...
+  local dir=$1
+  shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup "$dir" --reconfigure "$@"
+  else
+    meson setup "$dir" "$@"
+  fi
+}
+
+elapsed() { printf '%s: %d s\n' "$1" "$((SECONDS - $2))"; }
+total_start=$SECONDS
+
+# meson test builds only the targets the selected tests need, with the
+# ninja that $NINJA names: this one keeps it to $jobs compile jobs.
+wrapper_dir=$(mktemp -d)
+trap 'rm -rf "$wrapper_dir"' EXIT
+printf '#!/bin/sh\nexec ninja -j %s "$@"\n' "$jobs" > "$wrapper_dir/ninja"
+chmod +x "$wrapper_dir/ninja"
+export NINJA="$wrapper_dir/ninja"
+
+echo "=== AddressSanitizer + UndefinedBehaviorSanitizer"
+start=$SECONDS
+configure "$asan_build" "${common[@]}" -Db_sanitize=address,undefined
+ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C "$asan_build" --print-errorlogs --num-processes "$jobs" --timeout-multiplier 3 \
+    --suite registry --suite quantized --suite portable --suite runtime --suite tools --suite fuzz
+elapsed "ASan + UBSan build and tests" "$start"
+
+echo "=== ThreadSanitizer"
+start=$SECONDS
+configure "$tsan_build" "${common[@]}" -Db_sanitize=thread
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+# The registry's 8-thread test, and the example programs from 4 threads.
+meson test -C "$tsan_build" --print-errorlogs --num-processes "$jobs" --timeout-multiplier 3 \
+  concurrency concurrent_runs
+# program_run_test's own threads test (its other tests fork or count
+# allocations, which says nothing about threads).
+meson test -C "$tsan_build" --print-errorlogs --timeout-multiplier 3 program_run \
+  --test-args '"several threads running one program with their own states match a serial run"'
+elapsed "TSan build and tests" "$start"
+
+elapsed "sanitizers in total" "$total_start"

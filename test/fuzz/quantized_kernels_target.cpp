@@ -1,0 +1,293 @@
+// Fuzz target: one call of a quantized kernel through the registry. The
+// bytes choose the operator (a record of the library's manifest), then each
+// argument in schema order: its kind (usually the schema's, sometimes none
+// or another kind), a tensor's dtype, shape, dim order and elements, or a
+// scalar from values that sit on the edges of the kernels' checks. Kernels
+// may refuse anything, but must say why, must not touch memory outside the
+// tensors (AddressSanitizer) and must not change their input tensors.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "et_ops/half.h"
+#include "et_ops/kernels/quantized.h"
+#include "et_ops/registry.h"
+#include "et_ops/value.h"
+#include "fuzz_input.h"
+#include "fuzz_targets.h"
+
+namespace et_ops::fuzz {
+namespace {
+
+constexpr const char* kTarget = "quantized_kernels";
+constexpr std::size_t kMaxRank = 4;
+constexpr int64_t kMaxSize = 4;
+
+enum class Kind { Tensor, OptionalTensor, OutTensor, Int, Float, ScalarType, OptionalScalarType };
+
+// The argument kinds of a schema such as
+// "ns::op.out(Tensor input, float scale, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)".
+std::vector<Kind> argument_kinds(std::string_view schema) {
+  const std::size_t open = schema.find('(');
+  const std::size_t close = schema.rfind(") ->");
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    target_failure(kTarget, "a schema without an argument list");
+  std::vector<Kind> kinds;
+  std::string_view rest = schema.substr(open + 1, close - open - 1);
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(", ");
+    const std::string_view argument = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+    if (argument == "*") continue;
+    const std::string_view type = argument.substr(0, argument.find(' '));
+    if (type == "Tensor") kinds.push_back(Kind::Tensor);
+    else if (type == "Tensor?") kinds.push_back(Kind::OptionalTensor);
+    else if (type.substr(0, 7) == "Tensor(" && type.back() == ')') kinds.push_back(Kind::OutTensor);
+    else if (type == "int") kinds.push_back(Kind::Int);
+    else if (type == "float") kinds.push_back(Kind::Float);
+    else if (type == "ScalarType") kinds.push_back(Kind::ScalarType);
+    else if (type == "ScalarType?") kinds.push_back(Kind::OptionalScalarType);
+    else target_failure(kTarget, ("an argument type the target does not know: " + std::string(type)).c_str());
+  }
+  return kinds;
+}
+
+// Scalars on the edges of dtype bounds, quantization ranges and axes.
+constexpr int64_t kInterestingInts[] = {0, 1, -1, 2, 3, -2, 7, 8, 15, 127, -128, 128, -129, 255, 256, 32767,
+                                        -32768, 65535, 65536, std::numeric_limits<int32_t>::max(),
+                                        std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(),
+                                        std::numeric_limits<int64_t>::min()};
+constexpr double kInterestingDoubles[] = {1.0, 0.5, 0.1, 1e-3, 1e-7, 1.0 / 3.0, 2.0, 255.0, 0.0, -0.0, -1.0,
+                                          1e-30, 1e30, 1e-45, 3.4e38, 1e300, 5e-324,
+                                          std::numeric_limits<double>::infinity(),
+                                          -std::numeric_limits<double>::infinity(),
+                                          std::numeric_limits<double>::quiet_NaN()};
+
+int64_t fuzz_int(FuzzInput& in) {
+  if (in.chance(32)) return in.raw<int64_t>();
+  return in.pick(kInterestingInts);
+}
+
+double fuzz_double(FuzzInput& in) {
+  if (in.chance(32)) return in.raw<double>();
+  return in.pick(kInterestingDoubles);
+}
+
+// A tensor that owns its metadata and elements. Elements live in a vector
+// of exactly nbytes, so a kernel that reads or writes one byte outside
+// them is caught by AddressSanitizer.
+struct FuzzTensor {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  std::vector<uint8_t> dim_order;
+  std::vector<uint8_t> bytes;
+  et_ops_tensor raw{};
+  bool output = false;
+};
+
+std::vector<int64_t> fuzz_shape(FuzzInput& in) {
+  std::vector<int64_t> sizes(in.below(kMaxRank + 1));
+  for (int64_t& s : sizes) s = static_cast<int64_t>(in.below(kMaxSize + 1));
+  return sizes;
+}
+
+// Shapes the tensors of one call share, so arguments that must agree
+// (input and out, scales and zero points) often do.
+struct ShapePool {
+  std::array<std::vector<int64_t>, 2> shapes;
+
+  std::vector<int64_t> draw(FuzzInput& in) const {
+    switch (in.below(8)) {
+      case 0: case 1: case 2: return shapes[0];
+      case 3: case 4: return shapes[1];
+      case 5: {  // shapes[0] with one more (or one fewer) dimension
+        std::vector<int64_t> sizes = shapes[0];
+        if (in.chance(128) && !sizes.empty()) sizes.pop_back();
+        else if (sizes.size() < kMaxRank) sizes.push_back(static_cast<int64_t>(in.below(kMaxSize + 1)));
+        return sizes;
+      }
+      case 6: return {static_cast<int64_t>(in.below(kMaxSize + 1))};
+      default: return fuzz_shape(in);
+    }
+  }
+};
+
+std::vector<uint8_t> fuzz_dim_order(FuzzInput& in, std::size_t rank) {
+  std::vector<uint8_t> order(rank);
+  for (std::size_t d = 0; d < rank; ++d) order[d] = static_cast<uint8_t>(d);
+  if (in.chance(48))  // a permutation: Fisher-Yates driven by the bytes
+    for (std::size_t d = rank; d > 1; --d) std::swap(order[d - 1], order[in.below(d)]);
+  return order;
+}
+
+// Element values: raw bytes reach NaNs, infinities and huge integers;
+// small integers keep indices in range and scales positive often enough.
+void fill_elements(FuzzInput& in, DType dtype, std::vector<uint8_t>& bytes) {
+  const std::size_t element = dtype_size(dtype);
+  const std::size_t mode = in.below(4);
+  for (std::size_t at = 0; at < bytes.size(); at += element) {
+    if (mode == 0) {
+      for (std::size_t b = 0; b < element; ++b) bytes[at + b] = in.byte();
+      continue;
+    }
+    const int small = mode == 1 ? static_cast<int>(in.below(6)) - 1 : mode == 2 ? 1 : 0;
+    switch (dtype) {
+      case DType::Float32: { const float v = static_cast<float>(small); std::memcpy(&bytes[at], &v, 4); break; }
+      case DType::Float64: { const double v = small; std::memcpy(&bytes[at], &v, 8); break; }
+      case DType::Float16: { const Half v = Half::from_float(static_cast<float>(small)); std::memcpy(&bytes[at], &v, 2); break; }
+      case DType::BFloat16: { const BFloat16 v = BFloat16::from_float(static_cast<float>(small)); std::memcpy(&bytes[at], &v, 2); break; }
+      default: {  // integers and bool: the value's low bytes, sign-extended
+        const int64_t v = small;
+        std::memcpy(&bytes[at], &v, element);
+      }
+    }
+  }
+}
+
+// Breaks one structural promise of the tensor (numel, a size, a stride,
+// the data pointer), which every kernel must detect before reading.
+void break_structure(FuzzInput& in, FuzzTensor& t) {
+  switch (in.below(5)) {
+    case 0: t.raw.numel += in.chance(128) ? 1 : -1; break;
+    case 1: if (!t.sizes.empty()) t.sizes[in.below(t.sizes.size())] = -static_cast<int64_t>(in.below(3)) - 1; break;
+    case 2: if (!t.strides.empty()) t.strides[in.below(t.strides.size())] += static_cast<int64_t>(in.below(3)) + 1; break;
+    case 3: t.raw.data = nullptr; break;
+    default: t.raw.dtype = static_cast<int32_t>(in.below(3)) * 100 - 100; break;  // -100 or 100: invalid; 0: float32
+  }
+}
+
+std::unique_ptr<FuzzTensor> fuzz_tensor(FuzzInput& in, const ShapePool& pool, bool output) {
+  auto t = std::make_unique<FuzzTensor>();
+  const auto dtype = static_cast<DType>(in.below(kDTypeCount));
+  t->output = output;
+  t->sizes = pool.draw(in);
+  t->dim_order = fuzz_dim_order(in, t->sizes.size());
+  t->strides = detail::strides_for(t->sizes, t->dim_order);
+  int64_t numel = 1;
+  for (int64_t s : t->sizes) numel *= s;
+  t->bytes.resize(static_cast<std::size_t>(numel) * dtype_size(dtype));
+  fill_elements(in, dtype, t->bytes);
+  t->raw.data = t->bytes.empty() && in.chance(128) ? nullptr : t->bytes.data();
+  t->raw.numel = numel;
+  t->raw.dtype = static_cast<int32_t>(dtype);
+  t->raw.dim = static_cast<int32_t>(t->sizes.size());
+  if (in.chance(16)) break_structure(in, *t);
+  t->raw.sizes = t->sizes.data();
+  t->raw.strides = t->strides.data();
+  t->raw.dim_order = t->dim_order.data();
+  return t;
+}
+
+// One call: the argument values plus the tensors they point to.
+class Call {
+ public:
+  Call(FuzzInput& in) : in_(in) {
+    pool_.shapes[0] = fuzz_shape(in);
+    pool_.shapes[1] = fuzz_shape(in);
+  }
+
+  void add(Kind kind) {
+    if (in_.chance(8)) kind = static_cast<Kind>(in_.below(7));  // a wrong kind now and then
+    switch (kind) {
+      case Kind::OptionalTensor:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
+      case Kind::Tensor:
+      case Kind::OutTensor: return add_tensor(kind == Kind::OutTensor);
+      case Kind::Int: return add_value(int_value(fuzz_int(in_)));
+      case Kind::Float: return add_value(in_.chance(16) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
+      case Kind::OptionalScalarType:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
+      case Kind::ScalarType: {
+        const int64_t code = in_.chance(8) ? fuzz_int(in_) : static_cast<int64_t>(in_.below(kDTypeCount));
+        et_ops_value v = scalar_type_value(DType::Float32);
+        v.u.scalar_type = code;
+        return add_value(v);
+      }
+    }
+  }
+
+  // Appends an extra argument or drops the last one (a wrong count).
+  void miscount() {
+    if (in_.chance(128) && !values_.empty()) values_.pop_back();
+    else add_value(int_value(0));
+  }
+
+  std::vector<et_ops_value>& values() { return values_; }
+
+  // The tensor arguments in argument order, as the registry's key matching wants them.
+  std::vector<const et_ops_tensor*> tensor_arguments() const {
+    std::vector<const et_ops_tensor*> tensors;
+    for (const et_ops_value& v : values_)
+      if (v.tag == ET_OPS_VALUE_TENSOR && v.u.tensor != nullptr) tensors.push_back(v.u.tensor);
+    return tensors;
+  }
+
+  // Copies of every input tensor's elements, to prove the call left them alone.
+  std::vector<std::vector<uint8_t>> snapshot_inputs() const {
+    std::vector<std::vector<uint8_t>> copies;
+    for (const auto& t : tensors_) copies.push_back(t->output ? std::vector<uint8_t>() : t->bytes);
+    return copies;
+  }
+  bool inputs_unchanged(const std::vector<std::vector<uint8_t>>& copies) const {
+    for (std::size_t i = 0; i < tensors_.size(); ++i)
+      if (!tensors_[i]->output && tensors_[i]->bytes != copies[i]) return false;
+    return true;
+  }
+
+ private:
+  void add_value(const et_ops_value& v) { values_.push_back(v); }
+
+  void add_tensor(bool output) {
+    if (in_.chance(2)) return add_value(tensor_value(static_cast<et_ops_tensor*>(nullptr)));
+    tensors_.push_back(fuzz_tensor(in_, pool_, output));
+    add_value(tensor_value(&tensors_.back()->raw));
+  }
+
+  FuzzInput& in_;
+  ShapePool pool_;
+  std::vector<std::unique_ptr<FuzzTensor>> tensors_;  // stable addresses: values point into them
+  std::vector<et_ops_value> values_;
+};
+
+struct Operator {
+  const char* name;
+  std::vector<Kind> kinds;
+};
+
+std::vector<Operator> registered_operators() {
+  if (!kernels::quantized::register_kernels()) target_failure(kTarget, "registering the quantized kernels failed");
+  const et_ops_manifest& manifest = kernels::quantized::manifest();
+  std::vector<Operator> operators;
+  for (std::size_t i = 0; i < manifest.record_count; ++i)
+    operators.push_back({manifest.records[i].op, argument_kinds(manifest.records[i].schema)});
+  return operators;
+}
+
+}  // namespace
+
+int fuzz_quantized_kernels(const uint8_t* data, std::size_t size) {
+  static const std::vector<Operator> operators = registered_operators();
+  FuzzInput in(data, size);
+  const Operator& op = operators[in.below(operators.size())];
+  Call call(in);
+  for (Kind kind : op.kinds) call.add(kind);
+  if (in.chance(4)) call.miscount();
+  const std::vector<const et_ops_tensor*> tensors = call.tensor_arguments();
+  const et_ops_kernel_fn fn = lookup(op.name, tensors.data(), tensors.size());
+  if (fn == nullptr) target_failure(kTarget, "a registered operator has no kernel for these arguments");
+  const auto before = call.snapshot_inputs();
+  const KernelContext context = call_kernel(fn, call.values());
+  if (!context.ok() && context.message().empty()) target_failure(kTarget, "a failing kernel gave no message");
+  if (!call.inputs_unchanged(before)) target_failure(kTarget, "a kernel changed one of its input tensors");
+  return 0;
+}
+
+}  // namespace et_ops::fuzz
