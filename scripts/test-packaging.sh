@@ -87,6 +87,19 @@ cp "$root/test/consumers/pkgconfig/Makefile" "$root/examples/consumer/main.cpp" 
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 check "pkg-config consumer builds" make -s -C "$work/pkgconfig"
 check "pkg-config consumer runs the quantized example" run_consumer "$work/pkgconfig/consumer" pkgconfig
+python_matches_consumer() {  # the Python module gives the same bytes as the C++ consumer
+  PYTHONPATH=$build/src/python LD_LIBRARY_PATH= /usr/bin/python3 - "$program" "$program_input" "$1" <<'PY'
+import sys
+import numpy as np
+import et_ops
+program, program_input, consumer_output = sys.argv[1:]
+from_python = et_ops.load(program).run([np.load(program_input)])[0]
+from_cpp = np.load(consumer_output)
+same = from_python.dtype == from_cpp.dtype and from_python.shape == from_cpp.shape
+sys.exit(0 if same and from_python.tobytes() == from_cpp.tobytes() else 1)
+PY
+}
+check "Python and the pkg-config consumer give byte-identical outputs" python_matches_consumer "$work/pkgconfig.npy"
 moved=$work/moved/prefix
 mkdir -p "$work/moved"
 mv "$prefix" "$moved"

@@ -397,6 +397,7 @@ HWY_EXPORT(MixedLinearF32);
 namespace {
 
 using detail::check_dtype;
+using detail::check_tensor;
 using detail::fail;
 using detail::shape_string;
 using detail::Tag;
@@ -478,6 +479,16 @@ void mixed_linear_reference(TensorRef input, TensorRef weight, TensorRef scales,
 
 // ---- checks (§7.4, ET's order with ours interleaved) ----
 
+// The structural promises (checks.h) of every tensor argument, before any
+// of their sizes, strides or elements are used.
+bool check_structures(KernelContext& ctx, const char* op, TensorRef input, TensorRef weight, TensorRef scales,
+                      std::optional<TensorRef> zero_points, TensorRef out) {
+  return check_tensor(ctx, op, "input", input) && check_tensor(ctx, op, "weight", weight) &&
+         check_tensor(ctx, op, "weight_scales", scales) &&
+         (!zero_points || check_tensor(ctx, op, "weight_zero_points", *zero_points)) &&
+         check_tensor(ctx, op, "out", out);
+}
+
 bool check_ranks(KernelContext& ctx, const char* op, TensorRef input, TensorRef weight, TensorRef scales,
                  TensorRef out, int64_t max_scale_dim) {
   if (input.dim() != 2) return fail(ctx, op, "input must be 2-D, got shape {}", shape_string(input));
@@ -528,7 +539,9 @@ bool check_scales_valid(KernelContext& ctx, const char* op, TensorRef scales) {
 
 bool check_mm(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef scales,
               std::optional<TensorRef> zero_points, TensorRef out) {
-  if (!check_ranks(ctx, kMmOp, input, weight, scales, out, 1)) return false;
+  if (!check_structures(ctx, kMmOp, input, weight, scales, zero_points, out) ||
+      !check_ranks(ctx, kMmOp, input, weight, scales, out, 1))
+    return false;
   if (input.size(1) != weight.size(0))
     return fail(ctx, kMmOp, "input has {} columns but weight has {} rows", input.size(1), weight.size(0));
   if (scales.size(0) != weight.size(0))
@@ -566,7 +579,9 @@ std::optional<int64_t> linear_group_size(KernelContext& ctx, TensorRef scales, i
 std::optional<int64_t> check_linear(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef scales,
                                     std::optional<TensorRef> zero_points, std::optional<DType> dtype,
                                     TensorRef out) {
-  if (!check_ranks(ctx, kLinearOp, input, weight, scales, out, 2)) return std::nullopt;
+  if (!check_structures(ctx, kLinearOp, input, weight, scales, zero_points, out) ||
+      !check_ranks(ctx, kLinearOp, input, weight, scales, out, 2))
+    return std::nullopt;
   if (input.size(1) != weight.size(1)) {
     fail(ctx, kLinearOp, "input has {} columns but weight has {}", input.size(1), weight.size(1));
     return std::nullopt;

@@ -70,7 +70,7 @@ et_ops_value tensor_arg(const json& spec, const std::string& directory, CallStor
     if (bytes.size() != nbytes)
       throw std::runtime_error(fmt::format("{} holds {} bytes, expected {}", spec.at("input").dump(), bytes.size(),
                                            nbytes));
-    std::memcpy(buffer.data(), bytes.data(), nbytes);
+    if (nbytes > 0) std::memcpy(buffer.data(), bytes.data(), nbytes);  // an empty file's data() may be null
   } else {
     storage.outputs.emplace_back(directory + "/" + spec.at("output").get<std::string>(), &tensor);
   }
