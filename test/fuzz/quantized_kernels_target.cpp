@@ -158,7 +158,7 @@ void break_structure(FuzzInput& in, FuzzTensor& t) {
     case 1: if (!t.sizes.empty()) t.sizes[in.below(t.sizes.size())] = -static_cast<int64_t>(in.below(3)) - 1; break;
     case 2: if (!t.strides.empty()) t.strides[in.below(t.strides.size())] += static_cast<int64_t>(in.below(3)) + 1; break;
     case 3: t.raw.data = nullptr; break;
-    default: t.raw.dtype = static_cast<int32_t>(in.below(3)) * 100 - 100; break;  // -100 or 100: invalid; 0: float32
+    default: t.raw.dtype = in.chance(128) ? -1 : kDTypeCount; break;  // invalid codes only: a valid one would lie about the storage size
   }
 }
 
@@ -193,13 +193,16 @@ class Call {
   }
 
   void add(Kind kind) {
+    // The schema position decides what the kernel may write, whatever kind
+    // the argument is given.
+    const bool written = kind == Kind::OutTensor;
     if (in_.chance(8)) kind = static_cast<Kind>(in_.below(7));  // a wrong kind now and then
     switch (kind) {
       case Kind::OptionalTensor:
         if (in_.chance(96)) return add_value(none_value());
         [[fallthrough]];
       case Kind::Tensor:
-      case Kind::OutTensor: return add_tensor(kind == Kind::OutTensor);
+      case Kind::OutTensor: return add_tensor(written);
       case Kind::Int: return add_value(int_value(fuzz_int(in_)));
       case Kind::Float: return add_value(in_.chance(16) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
       case Kind::OptionalScalarType:

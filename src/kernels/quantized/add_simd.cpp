@@ -21,8 +21,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // an element not yet loaded, so out may alias a or b.
 template <typename Q>
 void AddLoop(const Q* a, const Q* b, std::size_t n, const QuantizedAdd& p, Q* out) {
-  // add's ranges lie within [0, 255]: the float bounds are exact.
-  const FloatBounds bounds{static_cast<float>(p.quant_min), static_cast<float>(p.quant_max), true};
+  // add's ranges lie within [0, 255]: the float bounds are small integers.
+  const FloatBounds bounds{static_cast<float>(p.quant_min), static_cast<float>(p.quant_max), BoundsKind::kSmall};
   const auto qmin = static_cast<int32_t>(p.quant_min);
   const auto qmax = static_cast<int32_t>(p.quant_max);
   WriteEach(hn::ScalableTag<float>(), n, out, [&](auto df, std::size_t i) {
@@ -35,7 +35,7 @@ void AddLoop(const Q* a, const Q* b, std::size_t n, const QuantizedAdd& p, Q* ou
     const auto db = hn::Mul(hn::Sub(qb, hn::Set(df, p.b_zero_point)), hn::Set(df, p.b_scale));
     const auto v = hn::Mul(hn::Add(da, db), hn::Set(df, p.inv));
     const auto t = hn::Add(hn::Round(v), hn::Set(df, p.out_zero_point));
-    return DemoteFromI32<Q>(di, SaturateF32<true>(df, t, bounds, qmin, qmax));
+    return DemoteFromI32<Q>(di, SaturateF32<BoundsKind::kSmall>(df, t, bounds, qmin, qmax));
   });
 }
 

@@ -14,6 +14,7 @@ namespace et_ops::kernels::quantized {
 namespace {
 
 using detail::check_dtype;
+using detail::check_tensor;
 using detail::fail;
 using detail::shape_string;
 
@@ -75,8 +76,17 @@ struct QParams {
   int64_t zero_point;
 };
 
+// The structural promises (checks.h) of the three tensors, before any of
+// their sizes, strides or elements are used.
+bool check_structures(KernelContext& ctx, const char* op, TensorRef input, TensorRef scale_out,
+                      TensorRef zero_point_out) {
+  return check_tensor(ctx, op, "input", input) && check_tensor(ctx, op, "scale_out", scale_out) &&
+         check_tensor(ctx, op, "zero_point_out", zero_point_out);
+}
+
 bool check_tensor_args(KernelContext& ctx, TensorRef input, int64_t quant_min, int64_t quant_max,
                        TensorRef scale_out, TensorRef zero_point_out) {
+  if (!check_structures(ctx, kTensorOp, input, scale_out, zero_point_out)) return false;
   if (quant_min >= quant_max)
     return fail(ctx, kTensorOp, "quant_min {} must be less than quant_max {}", quant_min, quant_max);
   constexpr int64_t lo = std::numeric_limits<int32_t>::min();
@@ -133,6 +143,7 @@ bool check_per_token_output(KernelContext& ctx, TensorRef input, TensorRef out, 
 }
 
 bool check_per_token_args(KernelContext& ctx, TensorRef input, TensorRef scale_out, TensorRef zero_point_out) {
+  if (!check_structures(ctx, kPerTokenOp, input, scale_out, zero_point_out)) return false;
   if (input.dim() < 1) return fail(ctx, kPerTokenOp, "input must have at least one dimension");
   if (input.size(input.dim() - 1) < 1)
     return fail(ctx, kPerTokenOp, "input has shape {}: tokens of zero elements have no range",

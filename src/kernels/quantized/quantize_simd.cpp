@@ -24,11 +24,12 @@ inline FloatBounds float_bounds(int64_t quant_min, int64_t quant_max) {
   if (static_cast<double>(hi) > static_cast<double>(quant_max)) hi = std::nextafter(hi, -INFINITY);
   const bool exact = static_cast<double>(lo) == static_cast<double>(quant_min) &&
                      static_cast<double>(hi) == static_cast<double>(quant_max);
-  return FloatBounds{lo, hi, exact};
+  const bool small = exact && quant_min > -(int64_t{1} << 22) && quant_max < (int64_t{1} << 22);
+  return FloatBounds{lo, hi, small ? BoundsKind::kSmall : exact ? BoundsKind::kExact : BoundsKind::kInexact};
 }
 
 // §3.3 per lane: v = x * inv, r = rne(v), t = r + zp, then sat(t).
-template <typename Q, bool kExactBounds>
+template <typename Q, BoundsKind kKind>
 void QuantizeF32Loop(const float* in, std::size_t n, const PerTensorQuantize& p, Q* out) {
   const FloatBounds bounds = float_bounds(p.quant_min, p.quant_max);
   const auto qmin = static_cast<int32_t>(p.quant_min);
@@ -38,16 +39,17 @@ void QuantizeF32Loop(const float* in, std::size_t n, const PerTensorQuantize& p,
     PrefetchAhead(in, i, n);
     const auto v = hn::Mul(hn::LoadU(df, in + i), hn::Set(df, p.inv));
     const auto t = hn::Add(hn::Round(v), hn::Set(df, p.zero_point));
-    return DemoteFromI32<Q>(di, SaturateF32<kExactBounds>(df, t, bounds, qmin, qmax));
+    return DemoteFromI32<Q>(di, SaturateF32<kKind>(df, t, bounds, qmin, qmax));
   });
 }
 
 template <typename Q>
 void QuantizeF32To(const float* in, std::size_t n, const PerTensorQuantize& p, void* out) {
-  if (float_bounds(p.quant_min, p.quant_max).exact)
-    QuantizeF32Loop<Q, true>(in, n, p, static_cast<Q*>(out));
-  else
-    QuantizeF32Loop<Q, false>(in, n, p, static_cast<Q*>(out));
+  switch (float_bounds(p.quant_min, p.quant_max).kind) {
+    case BoundsKind::kSmall: QuantizeF32Loop<Q, BoundsKind::kSmall>(in, n, p, static_cast<Q*>(out)); break;
+    case BoundsKind::kExact: QuantizeF32Loop<Q, BoundsKind::kExact>(in, n, p, static_cast<Q*>(out)); break;
+    case BoundsKind::kInexact: QuantizeF32Loop<Q, BoundsKind::kInexact>(in, n, p, static_cast<Q*>(out)); break;
+  }
 }
 
 bool QuantizeF32(const float* in, std::size_t n, const PerTensorQuantize& p, DType out_dtype, void* out) {

@@ -46,30 +46,61 @@ HWY_INLINE hn::VFromD<hn::Rebind<Q, DI>> DemoteFromI32(DI di, hn::VFromD<DI> v) 
 // Float bounds of a quantization range: lo is the least float >= quant_min,
 // hi the greatest float <= quant_max. For an integer-valued (or infinite)
 // float t, t > quant_max exactly when t > hi, and likewise for lo, so
-// clamping to [lo, hi] decides saturation exactly. `exact` says the bounds
-// are the integers themselves (always, except for wide i32 ranges).
+// clamping to [lo, hi] decides saturation exactly.
+enum class BoundsKind {
+  kSmall,    // the integers themselves, all of magnitude < 2^22 (every dtype but i32)
+  kExact,    // the integers themselves
+  kInexact,  // a wide i32 range whose ends are not floats
+};
+
 struct FloatBounds {
   float lo;
   float hi;
-  bool exact;
+  BoundsKind kind;
 };
+
+// clamp(t, lo, hi) with NaN -> lo. x86 max (like Highway's scalar Max)
+// returns its second operand when the first is NaN, so there Max(t, lo)
+// already maps NaN to lo; other architectures select explicitly.
+template <class D>
+HWY_INLINE hn::VFromD<D> ClampNaNToLow(D d, hn::VFromD<D> t, hn::VFromD<D> lo, hn::VFromD<D> hi) {
+#if HWY_ARCH_X86
+  (void)d;
+  return hn::Min(hn::Max(t, lo), hi);
+#else
+  return hn::IfThenElse(hn::Eq(t, t), hn::Min(hn::Max(t, lo), hi), lo);
+#endif
+}
+
+// Exact conversion of integer-valued f32 lanes of magnitude < 2^22: adding
+// 1.5 * 2^23 puts the integer in the low mantissa bits, exactly, so two
+// adds replace a conversion and its overflow fix-up.
+template <class DF, class DI = hn::RebindToSigned<DF>>
+HWY_INLINE hn::VFromD<DI> SmallIntegerToI32(DF df, hn::VFromD<DF> v) {
+  const DI di;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23, bits 0x4B400000
+  return hn::Sub(hn::BitCast(di, hn::Add(v, hn::Set(df, kMagic))), hn::Set(di, 0x4B400000));
+}
 
 // sat(t) of reference §1.3 for integer-valued f32 lanes: NaN -> quant_min,
 // clamp in float, then an exact conversion. With inexact bounds the lanes
 // beyond [lo, hi] are replaced by the integer bounds after conversion.
-template <bool kExactBounds, class DF, class DI = hn::RebindToSigned<DF>>
+template <BoundsKind kKind, class DF, class DI = hn::RebindToSigned<DF>>
 HWY_INLINE hn::VFromD<DI> SaturateF32(DF df, hn::VFromD<DF> t, const FloatBounds& bounds, int32_t quant_min,
                                       int32_t quant_max) {
   const DI di;
   const auto lo = hn::Set(df, bounds.lo);
   const auto hi = hn::Set(df, bounds.hi);
-  const auto clamped = hn::IfThenElse(hn::Eq(t, t), hn::Min(hn::Max(t, lo), hi), lo);
-  auto q = hn::ConvertTo(di, clamped);
-  if constexpr (!kExactBounds) {
+  const auto clamped = ClampNaNToLow(df, t, lo, hi);
+  if constexpr (kKind == BoundsKind::kSmall) {
+    return SmallIntegerToI32(df, clamped);
+  } else if constexpr (kKind == BoundsKind::kExact) {
+    return hn::ConvertTo(di, clamped);
+  } else {
+    auto q = hn::ConvertTo(di, clamped);
     q = hn::IfThenElse(hn::RebindMask(di, hn::Gt(t, hi)), hn::Set(di, quant_max), q);
-    q = hn::IfThenElse(hn::RebindMask(di, hn::Not(hn::Ge(t, lo))), hn::Set(di, quant_min), q);
+    return hn::IfThenElse(hn::RebindMask(di, hn::Not(hn::Ge(t, lo))), hn::Set(di, quant_min), q);
   }
-  return q;
 }
 
 // sat(t) for integer-valued f64 lanes; every quantized bound is exact in
@@ -79,8 +110,7 @@ HWY_INLINE hn::VFromD<DI> SaturateF64(DD dd, hn::VFromD<DD> t, double quant_min,
   const DI di;
   const auto lo = hn::Set(dd, quant_min);
   const auto hi = hn::Set(dd, quant_max);
-  const auto clamped = hn::IfThenElse(hn::Eq(t, t), hn::Min(hn::Max(t, lo), hi), lo);
-  return hn::DemoteTo(di, clamped);
+  return hn::DemoteTo(di, ClampNaNToLow(dd, t, lo, hi));
 }
 
 // Inputs are prefetched this far ahead: one core's read bandwidth from
