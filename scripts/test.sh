@@ -18,3 +18,6 @@ ninja -C "$build"
 meson test -C "$build" --print-errorlogs --num-processes 2
 # Install the build and consume it three ways (pkg-config, Meson, CMake).
 scripts/test-packaging.sh "$build"
+# The sanitizer builds and the fuzz smoke test (docs/hardening.md).
+scripts/test-sanitizers.sh
+scripts/fuzz-smoke.sh

@@ -126,6 +126,33 @@ std::vector<uint8_t> fuzz_dim_order(FuzzInput& in, std::size_t rank) {
   return order;
 }
 
+// Writes the small integer `v` as one element of `dtype`.
+void store_small(DType dtype, int v, uint8_t* element) {
+  const auto f = static_cast<float>(v);
+  switch (dtype) {
+    case DType::Float32: std::memcpy(element, &f, sizeof f); break;
+    case DType::Float64: {
+      const double d = v;
+      std::memcpy(element, &d, sizeof d);
+      break;
+    }
+    case DType::Float16: {
+      const Half h = Half::from_float(f);
+      std::memcpy(element, &h, sizeof h);
+      break;
+    }
+    case DType::BFloat16: {
+      const BFloat16 b = BFloat16::from_float(f);
+      std::memcpy(element, &b, sizeof b);
+      break;
+    }
+    default: {  // integers and bool: the value's low bytes (little-endian), sign-extended
+      const int64_t i = v;
+      std::memcpy(element, &i, dtype_size(dtype));
+    }
+  }
+}
+
 // Element values: raw bytes reach NaNs, infinities and huge integers;
 // small integers keep indices in range and scales positive often enough.
 void fill_elements(FuzzInput& in, DType dtype, std::vector<uint8_t>& bytes) {
@@ -137,16 +164,7 @@ void fill_elements(FuzzInput& in, DType dtype, std::vector<uint8_t>& bytes) {
       continue;
     }
     const int small = mode == 1 ? static_cast<int>(in.below(6)) - 1 : mode == 2 ? 1 : 0;
-    switch (dtype) {
-      case DType::Float32: { const float v = static_cast<float>(small); std::memcpy(&bytes[at], &v, 4); break; }
-      case DType::Float64: { const double v = small; std::memcpy(&bytes[at], &v, 8); break; }
-      case DType::Float16: { const Half v = Half::from_float(static_cast<float>(small)); std::memcpy(&bytes[at], &v, 2); break; }
-      case DType::BFloat16: { const BFloat16 v = BFloat16::from_float(static_cast<float>(small)); std::memcpy(&bytes[at], &v, 2); break; }
-      default: {  // integers and bool: the value's low bytes, sign-extended
-        const int64_t v = small;
-        std::memcpy(&bytes[at], &v, element);
-      }
-    }
+    store_small(dtype, small, &bytes[at]);
   }
 }
 
@@ -155,10 +173,16 @@ void fill_elements(FuzzInput& in, DType dtype, std::vector<uint8_t>& bytes) {
 void break_structure(FuzzInput& in, FuzzTensor& t) {
   switch (in.below(5)) {
     case 0: t.raw.numel += in.chance(128) ? 1 : -1; break;
-    case 1: if (!t.sizes.empty()) t.sizes[in.below(t.sizes.size())] = -static_cast<int64_t>(in.below(3)) - 1; break;
-    case 2: if (!t.strides.empty()) t.strides[in.below(t.strides.size())] += static_cast<int64_t>(in.below(3)) + 1; break;
+    case 1:
+      if (!t.sizes.empty()) t.sizes[in.below(t.sizes.size())] = -static_cast<int64_t>(in.below(3)) - 1;
+      break;
+    case 2:
+      if (!t.strides.empty()) t.strides[in.below(t.strides.size())] += static_cast<int64_t>(in.below(3)) + 1;
+      break;
     case 3: t.raw.data = nullptr; break;
-    default: t.raw.dtype = in.chance(128) ? -1 : kDTypeCount; break;  // invalid codes only: a valid one would lie about the storage size
+    // Invalid codes only: a valid one would lie about the storage size,
+    // which no kernel can detect.
+    default: t.raw.dtype = in.chance(128) ? -1 : kDTypeCount; break;
   }
 }
 
@@ -173,6 +197,7 @@ std::unique_ptr<FuzzTensor> fuzz_tensor(FuzzInput& in, const ShapePool& pool, bo
   for (int64_t s : t->sizes) numel *= s;
   t->bytes.resize(static_cast<std::size_t>(numel) * dtype_size(dtype));
   fill_elements(in, dtype, t->bytes);
+  // An empty tensor may come without data (the chance is only drawn then).
   t->raw.data = t->bytes.empty() && in.chance(128) ? nullptr : t->bytes.data();
   t->raw.numel = numel;
   t->raw.dtype = static_cast<int32_t>(dtype);
@@ -187,7 +212,7 @@ std::unique_ptr<FuzzTensor> fuzz_tensor(FuzzInput& in, const ShapePool& pool, bo
 // One call: the argument values plus the tensors they point to.
 class Call {
  public:
-  Call(FuzzInput& in) : in_(in) {
+  explicit Call(FuzzInput& in) : in_(in) {
     pool_.shapes[0] = fuzz_shape(in);
     pool_.shapes[1] = fuzz_shape(in);
   }

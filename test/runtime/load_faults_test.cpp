@@ -134,7 +134,8 @@ TEST_CASE("a load after injected failures loads and runs normally") {
   REQUIRE(state->set_input(0, x.data(), x.size() * sizeof(float)));
   REQUIRE(loaded.program->run(*state).ok);
   // z = -((x + c) * 2.5) with c = 0.5, 1.5, ...
-  CHECK(et_ops::test::output_floats(*state, 0) == std::vector<float>{-3.75f, -8.75f, -13.75f, -18.75f, -23.75f, -28.75f});
+  const std::vector<float> expected = {-3.75f, -8.75f, -13.75f, -18.75f, -23.75f, -28.75f};
+  CHECK(et_ops::test::output_floats(*state, 0) == expected);
 }
 
 TEST_CASE("inspect reports an injected allocation failure as its error") {

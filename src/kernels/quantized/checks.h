@@ -225,6 +225,9 @@ inline bool check_tensor(KernelContext& ctx, const char* op, const char* what, T
   if (product != t.numel())
     return fail(ctx, op, "{} has numel {} but sizes {} hold {} elements", what, t.numel(), shape_string(t), product);
   if (t.numel() > 0 && t.data() == nullptr) return fail(ctx, op, "{} has {} elements but no data", what, t.numel());
+  if (reinterpret_cast<std::uintptr_t>(t.data()) % dtype_size(t.dtype()) != 0)
+    return fail(ctx, op, "{} data at {} is not aligned to its {}-byte elements", what, t.data(),
+                dtype_size(t.dtype()));
   if (t.numel() > 0 && !is_dense(t)) {
     std::string strides = "[";
     for (int64_t d = 0; d < t.dim(); ++d) strides += fmt::format(d ? ", {}" : "{}", t.stride(d));
@@ -323,6 +326,7 @@ void for_each_row(const TensorRef (&tensors)[K], Visit&& visit) {
   for (int64_t row = 0; row < rows; ++row) {
     visit(row, static_cast<const int64_t*>(index), static_cast<const int64_t*>(offsets));
     for (int64_t d = outer_dims - 1; d >= 0; --d) {
+      if (shape.size(d) == 1) continue;  // never advances; its stride may be anything
       ++index[d];
       for (std::size_t k = 0; k < K; ++k) offsets[k] += tensors[k].stride(d);
       if (index[d] < shape.size(d)) break;

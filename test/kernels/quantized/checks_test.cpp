@@ -62,6 +62,11 @@ TEST_CASE("checks: check_tensor names the argument and the problem") {
   empty.tensor.raw()->data = nullptr;
   ctx.reset();
   CHECK(d::check_tensor(ctx, kOp, "empty", empty));
+  Owned<float> shifted({2}, {1.0f, 2.0f, 3.0f});
+  shifted.tensor.raw()->data = reinterpret_cast<char*>(shifted.values.data()) + 1;
+  ctx.reset();
+  CHECK_FALSE(d::check_tensor(ctx, kOp, "shifted", shifted));
+  require_error(ctx, {"shifted", "aligned", "4-byte"});
   t.tensor.raw()->dim = -1;
   ctx.reset();
   CHECK_FALSE(d::check_tensor(ctx, kOp, "x", t));
@@ -124,6 +129,22 @@ TEST_CASE("checks: for_each_row visits rows in logical order with every tensor's
     });
     REQUIRE(next == numel_of(sizes));
   }
+}
+
+TEST_CASE("checks: for_each_row ignores the strides of size-1 dimensions") {
+  std::vector<int64_t> logical(12);
+  std::iota(logical.begin(), logical.end(), int64_t{0});
+  Owned<int64_t> t({3, 1, 4}, logical);
+  const int64_t strides[] = {4, std::numeric_limits<int64_t>::max(), 1};
+  t.tensor.raw()->strides = strides;
+  KernelContext ctx;
+  REQUIRE(d::check_tensor(ctx, kOp, "t", t));
+  const TensorRef tensors[] = {t};
+  int64_t next = 0;
+  d::for_each_row(tensors, [&](int64_t, const int64_t*, const int64_t* offsets) {
+    for (int64_t j = 0; j < 4; ++j) REQUIRE(t.values[static_cast<std::size_t>(offsets[0] + j)] == next++);
+  });
+  CHECK(next == 12);
 }
 
 TEST_CASE("checks: saturate is exact at the int32 bounds and sends NaN to quant_min") {
