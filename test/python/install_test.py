@@ -71,6 +71,21 @@ print(output.shape)
         self.assertEqual(child.returncode, 0, child.stderr)
         self.assertEqual(child.stdout.strip(), "(4, 8)")
 
+    def test_package_installs_where_the_interpreter_looks_under_the_prefix(self):
+        with open(os.path.join(BUILD_ROOT, "meson-info", "intro-buildoptions.json"), encoding="utf-8") as f:
+            options = {option["name"]: option["value"] for option in json.load(f)}
+        site = os.path.dirname(installed_package_dir())
+        if options["python.platlibdir"]:  # the user's choice wins
+            self.assertEqual(site, os.path.normpath(options["python.platlibdir"]))
+            return
+        prefix = os.path.normpath(options["prefix"])
+        searched = [os.path.normpath(p) for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
+        under_prefix = [p for p in searched if os.path.relpath(p, prefix).startswith("lib")]
+        if under_prefix:
+            self.assertEqual(site, under_prefix[0])
+        else:  # a prefix the interpreter never searches: Meson's site directory under it
+            self.assertTrue(site.startswith(prefix + os.sep), site)
+
 
 if __name__ == "__main__":
     harness.main("python_install")

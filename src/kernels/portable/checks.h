@@ -20,15 +20,17 @@
 #include "et_ops/kernel_context.h"
 #include "et_ops/kernels/portable.h"
 #include "et_ops/tensor.h"
+#include "kernels/common/tensor_checks.h"
 
 namespace et_ops::kernels::portable::detail {
 
-// Reports fmt-formatted text, prefixed with the operator name.
-template <typename... Args>
-bool fail(KernelContext& ctx, const char* op, fmt::format_string<Args...> format, Args&&... args) {
-  ctx.fail(fmt::format("{}: {}", op, fmt::format(format, std::forward<Args>(args)...)));
-  return false;
-}
+using kernels::detail::check_dtype;
+using kernels::detail::check_tensor;
+using kernels::detail::fail;
+using kernels::detail::is_dense;
+using kernels::detail::list_string;
+using kernels::detail::shape_string;
+using kernels::detail::Tag;
 
 // ---- shapes ----
 
@@ -50,76 +52,12 @@ inline Shape shape_of(TensorRef t) {
   return s;
 }
 
-inline std::string list_string(const int64_t* values, int64_t count) {
-  std::string s = "[";
-  for (int64_t i = 0; i < count; ++i) s += fmt::format(i ? ", {}" : "{}", values[i]);
-  return s + "]";
-}
 inline std::string list_string(IntList list) { return list_string(list.data(), list.size()); }
-inline std::string shape_string(TensorRef t) { return list_string(t.sizes(), t.dim()); }
 inline std::string shape_string(const Shape& s) { return list_string(s.sizes, s.dim); }
 inline std::string scalar_string(Scalar s) {
   return s.is_integral() ? fmt::format("{}", s.to_int()) : fmt::format("{}", s.to_double());
 }
 
-// ---- tensor structure ----
-
-// True when the strides lay the sizes out densely without overlap (some
-// permutation of row-major): memory offsets [0, numel) then hold every
-// element exactly once, so the tensor's extent is known.
-inline bool is_dense(TensorRef t) {
-  int64_t dims[ET_OPS_MAX_DIMS];
-  int64_t count = 0;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) > 1) dims[count++] = d;
-  // Insertion sort by stride, innermost first (at most 16 dims).
-  for (int64_t i = 1; i < count; ++i)
-    for (int64_t j = i; j > 0 && t.stride(dims[j]) < t.stride(dims[j - 1]); --j) std::swap(dims[j], dims[j - 1]);
-  int64_t expected = 1;
-  for (int64_t i = 0; i < count; ++i) {
-    if (t.stride(dims[i]) != expected) return false;
-    expected *= t.size(dims[i]);
-  }
-  return true;
-}
-
-// The structural promises kernels rely on before touching memory: a valid
-// dtype and rank, sizes whose product fits int64 (even with a zero size
-// elsewhere, so size arithmetic cannot overflow) and equals numel, elements
-// present when numel > 0, and a dense layout. A tensor that breaks one is
-// reported, never read.
-inline bool check_tensor(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
-  const et_ops_tensor& raw = t.raw();
-  if (!is_valid_dtype(raw.dtype)) return fail(ctx, op, "{} has an invalid dtype code {}", name, raw.dtype);
-  if (raw.dim < 0 || raw.dim > ET_OPS_MAX_DIMS)
-    return fail(ctx, op, "{} has {} dimensions; at most {} are supported", name, raw.dim, ET_OPS_MAX_DIMS);
-  if (raw.dim > 0 && (raw.sizes == nullptr || raw.strides == nullptr))
-    return fail(ctx, op, "{} has no sizes or strides", name);
-  int64_t nonzero_product = 1;
-  int64_t product = 1;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    const int64_t size = t.size(d);
-    if (size < 0) return fail(ctx, op, "{} has a negative size {} in dimension {}", name, size, d);
-    if (size > 1 && nonzero_product > std::numeric_limits<int64_t>::max() / size)
-      return fail(ctx, op, "{} has sizes {} whose product overflows", name, shape_string(t));
-    if (size > 0) nonzero_product *= size;
-    product *= size;
-  }
-  if (product != t.numel())
-    return fail(ctx, op, "{} has numel {} but sizes {} hold {} elements", name, t.numel(), shape_string(t), product);
-  if (t.numel() > 0 && t.data() == nullptr) return fail(ctx, op, "{} has {} elements but no data", name, t.numel());
-  if (t.numel() > 0 && !is_dense(t))
-    return fail(ctx, op, "{} has strides {}, which are not a dense layout of sizes {}", name,
-                list_string(t.strides(), t.dim()), shape_string(t));
-  return true;
-}
-
-inline bool check_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t, DType expected) {
-  if (t.dtype() == expected) return true;
-  return fail(ctx, op, "{} must be {}, got {}", name, dtype_name(expected), dtype_name(t.dtype()));
-}
-
-// No type promotion: every tensor of an elementwise op has one dtype.
 inline bool check_same_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t,
                              const char* like_name, TensorRef like) {
   if (t.dtype() == like.dtype()) return true;
@@ -180,11 +118,6 @@ inline bool check_no_overlap(KernelContext& ctx, const char* op, const char* out
 }
 
 // ---- dtype dispatch ----
-
-template <typename T>
-struct Tag {
-  using type = T;
-};
 
 inline constexpr const char* kArithmeticDtypes = "float32, float64, int8, uint8, int16, int32, int64";
 
@@ -399,6 +332,7 @@ class LogicalCursor {
   int64_t offset() const { return offset_; }
   void next() {
     for (int64_t d = tensor_.dim() - 1; d >= 0; --d) {
+      if (tensor_.size(d) == 1) continue;  // never advances; its stride may be anything
       ++index_[d];
       offset_ += tensor_.stride(d);
       if (index_[d] < tensor_.size(d)) return;

@@ -20,21 +20,16 @@
 #include "et_ops/half.h"
 #include "et_ops/kernel_context.h"
 #include "et_ops/tensor.h"
+#include "kernels/common/tensor_checks.h"
 
 namespace et_ops::kernels::quantized::detail {
 
-// Reports fmt-formatted text, prefixed with the operator name.
-template <typename... Args>
-bool fail(KernelContext& ctx, const char* op, fmt::format_string<Args...> format, Args&&... args) {
-  ctx.fail(fmt::format("{}: {}", op, fmt::format(format, std::forward<Args>(args)...)));
-  return false;
-}
-
-inline std::string shape_string(TensorRef t) {
-  std::string s = "[";
-  for (int64_t d = 0; d < t.dim(); ++d) s += fmt::format(d ? ", {}" : "{}", t.size(d));
-  return s + "]";
-}
+using kernels::detail::check_dtype;
+using kernels::detail::check_tensor;
+using kernels::detail::fail;
+using kernels::detail::is_dense;
+using kernels::detail::shape_string;
+using kernels::detail::Tag;
 
 struct IntRange {
   int64_t lo;
@@ -78,11 +73,6 @@ inline bool check_scale(KernelContext& ctx, const char* op, const char* what, do
   return fail(ctx, op, "{} must be finite and > 0, got {}", what, scale);
 }
 
-inline bool check_dtype(KernelContext& ctx, const char* op, const char* what, TensorRef t, DType expected) {
-  if (t.dtype() == expected) return true;
-  return fail(ctx, op, "{} must be {}, got {}", what, dtype_name(expected), dtype_name(t.dtype()));
-}
-
 // Our rule (reference §1.6): out must already have exactly the shape of `like`.
 inline bool check_same_shape(KernelContext& ctx, const char* op, const char* what, TensorRef t, TensorRef like,
                              const char* like_name) {
@@ -105,11 +95,6 @@ inline std::optional<int64_t> normalize_axis(KernelContext& ctx, const char* op,
 }
 
 // ---- dtype dispatch ----
-
-template <typename T>
-struct Tag {
-  using type = T;
-};
 
 // Calls f(Tag<T>{}) with the C++ storage type of a quantized integer dtype.
 template <typename F>
@@ -184,58 +169,7 @@ int64_t saturate(Float t, int64_t quant_min, int64_t quant_max) {
   return static_cast<int64_t>(v);
 }
 
-// ---- tensor structure and layout ----
-
-// True when the strides lay the sizes out densely without overlap (some
-// permutation of row-major): memory offsets [0, numel) then hold every
-// element exactly once.
-inline bool is_dense(TensorRef t) {
-  int64_t dims[ET_OPS_MAX_DIMS];
-  int64_t count = 0;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) > 1) dims[count++] = d;
-  // Insertion sort by stride, innermost first (at most 16 dims).
-  for (int64_t i = 1; i < count; ++i)
-    for (int64_t j = i; j > 0 && t.stride(dims[j]) < t.stride(dims[j - 1]); --j) std::swap(dims[j], dims[j - 1]);
-  int64_t expected = 1;
-  for (int64_t i = 0; i < count; ++i) {
-    if (t.stride(dims[i]) != expected) return false;
-    expected *= t.size(dims[i]);
-  }
-  return true;
-}
-
-// The structural promises kernels rely on before touching memory: a valid
-// dtype and rank, sizes whose product is numel, elements present when numel
-// > 0, and a dense layout. A tensor that breaks one is reported, never read.
-inline bool check_tensor(KernelContext& ctx, const char* op, const char* what, TensorRef t) {
-  const et_ops_tensor& raw = t.raw();
-  if (!is_valid_dtype(raw.dtype)) return fail(ctx, op, "{} has an invalid dtype code {}", what, raw.dtype);
-  if (raw.dim < 0 || raw.dim > ET_OPS_MAX_DIMS)
-    return fail(ctx, op, "{} has {} dimensions; at most {} are supported", what, raw.dim, ET_OPS_MAX_DIMS);
-  if (raw.dim > 0 && (raw.sizes == nullptr || raw.strides == nullptr))
-    return fail(ctx, op, "{} has no sizes or strides", what);
-  int64_t product = 1;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) < 0) return fail(ctx, op, "{} has a negative size {} in dimension {}", what, t.size(d), d);
-    if (t.size(d) != 0 && product > std::numeric_limits<int64_t>::max() / t.size(d))
-      return fail(ctx, op, "{} has sizes {} whose product overflows", what, shape_string(t));
-    product *= t.size(d);
-  }
-  if (product != t.numel())
-    return fail(ctx, op, "{} has numel {} but sizes {} hold {} elements", what, t.numel(), shape_string(t), product);
-  if (t.numel() > 0 && t.data() == nullptr) return fail(ctx, op, "{} has {} elements but no data", what, t.numel());
-  if (reinterpret_cast<std::uintptr_t>(t.data()) % dtype_size(t.dtype()) != 0)
-    return fail(ctx, op, "{} data at {} is not aligned to its {}-byte elements", what, t.data(),
-                dtype_size(t.dtype()));
-  if (t.numel() > 0 && !is_dense(t)) {
-    std::string strides = "[";
-    for (int64_t d = 0; d < t.dim(); ++d) strides += fmt::format(d ? ", {}" : "{}", t.stride(d));
-    return fail(ctx, op, "{} has strides {}], which are not a dense layout of sizes {}", what, strides,
-                shape_string(t));
-  }
-  return true;
-}
+// ---- layout ----
 
 // Two dense tensors of one shape whose strides agree on every dimension that
 // matters map each logical index to the same memory offset, so elementwise

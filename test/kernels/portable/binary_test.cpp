@@ -287,6 +287,12 @@ TEST_CASE("add and mul: errors name the argument and the value", "[portable][add
       CHECK_FALSE(portable::add_out(ctx, a, b, 1, out));
       CHECK_ERROR(ctx, "other has a negative size -3 in dimension 0");
     }
+    SECTION("misaligned data") {
+      std::vector<float> buffer(4, 1.0f);
+      b.raw()->data = reinterpret_cast<char*>(buffer.data()) + 2;
+      CHECK_FALSE(portable::add_out(ctx, a, b, 1, out));
+      CHECK_ERROR(ctx, "other data at", "is not aligned to its 4-byte elements");
+    }
     SECTION("an invalid dtype code") {
       b.raw()->dtype = 99;
       CHECK_FALSE(portable::mul_out(ctx, a, b, out));

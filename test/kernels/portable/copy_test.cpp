@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "et_ops/kernels/portable.h"
@@ -68,6 +69,18 @@ TEST_CASE("view_copy: reshapes in logical order", "[portable][view_copy]") {
     Owned<float> inferred({0, 3}, {});
     CHECK(portable::view_copy_out(ctx, x, Sizes{-1, 3}, inferred));
   }
+}
+
+TEST_CASE("view_copy: the stride of a size-1 dimension is never used", "[portable][view_copy]") {
+  KernelContext ctx;
+  // Column-major [2, 1, 3] whose size-1 dimension carries an extreme stride:
+  // it is still a dense layout, and walking it must never step by it.
+  Owned<int32_t> x({2, 1, 3}, {1, 2, 3, 4, 5, 6}, {2, 1, 0});
+  const int64_t strides[3] = {1, std::numeric_limits<int64_t>::max(), 2};
+  x.tensor.raw()->strides = strides;
+  Owned<int32_t> out({6}, Owned<int32_t>::filled({6}, 0));
+  REQUIRE(portable::view_copy_out(ctx, x, Sizes{6}, out));
+  CHECK(out.values == std::vector<int32_t>{1, 2, 3, 4, 5, 6});
 }
 
 TEST_CASE("view_copy and permute_copy: bytes of every dtype move unchanged", "[portable][view_copy][permute_copy]") {
