@@ -18,6 +18,19 @@ struct OperatorEntry {
   et_ops_kernel_fn fn;
 };
 
+// The two X-macro expansions of a library's operators.def row
+// ET_OPS_OPERATOR(function, name, schema): a type carrying the operator's
+// name and schema (for messages), and the operator table entry whose C-ABI
+// kernel unpacks its arguments into the typed entry point `function`
+// (abi_kernel, common/args.h).
+#define ET_OPS_DETAIL_OPERATOR_TYPE(function, name, schema) \
+  struct function##_operator {                              \
+    static constexpr const char* kName = name;              \
+    static constexpr const char* kSchema = schema;          \
+  };
+#define ET_OPS_DETAIL_OPERATOR_ENTRY(function, name, schema) \
+  {name, schema, &::et_ops::kernels::detail::abi_kernel<function##_operator, &function>},
+
 class StaticManifest {
  public:
   StaticManifest(const char* component, const char* version, const char* digest, const OperatorEntry* ops,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/abi_arguments.h"
 #include "et_ops/kernels/portable.h"
 #include "et_ops/value.h"
 #include "et_ops/version.h"
@@ -82,6 +83,10 @@ TEST_CASE("manifest: one fallback record per operator of operators.def", "[porta
     fingerprints.insert(fingerprint);
   }
   CHECK(fingerprints.size() == m.record_count);
+}
+
+TEST_CASE("abi: every kernel takes its schema's arguments, kinds and names", "[portable][abi]") {
+  et_ops::test::check_every_kernel_counts_and_names_its_arguments(portable::manifest());
 }
 
 TEST_CASE("manifest: the loadable-library entry point returns it", "[portable][abi]") {

@@ -1,0 +1,40 @@
+// The C-ABI face of libet_kernels_quantized.so: the manifest holds the 19
+// operators of operators.def with their schemas and fingerprints, and every
+// C-ABI kernel unpacks exactly its schema's arguments.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "common/abi_arguments.h"
+#include "et_ops/kernels/quantized.h"
+
+namespace quantized = et_ops::kernels::quantized;
+
+TEST_CASE("manifest: the 19 operators of operators.def, each with its schema and a fingerprint") {
+  struct Row {
+    const char* name;
+    const char* schema;
+  };
+  const Row rows[] = {
+#define ET_OPS_OPERATOR(function, name, schema) {name, schema},
+#include "operators.def"
+#undef ET_OPS_OPERATOR
+  };
+  const et_ops_manifest& m = quantized::manifest();
+  REQUIRE(m.record_count == 19);
+  REQUIRE(std::size(rows) == 19);
+  std::set<std::string> fingerprints;
+  for (std::size_t i = 0; i < m.record_count; ++i) {
+    CHECK(std::string(m.records[i].op) == rows[i].name);
+    CHECK(std::string(m.records[i].schema) == rows[i].schema);
+    CHECK(std::string(m.records[i].schema).rfind(std::string(rows[i].name) + "(", 0) == 0);
+    CHECK(std::string(m.records[i].key).empty());
+    fingerprints.insert(m.records[i].fingerprint);
+  }
+  CHECK(fingerprints.size() == 19);  // the operator name is part of each
+}
+
+TEST_CASE("abi: every kernel takes its schema's arguments, kinds and names") {
+  et_ops::test::check_every_kernel_counts_and_names_its_arguments(quantized::manifest());
+}
