@@ -121,12 +121,21 @@ TEST_CASE("an injected allocation failure leaves the registry unchanged", "[regi
   FirstWins guard;
   Manifest m("unit", {{"unit::a.out", "", &kernel_one, "s", "f"}, {"unit::b.out", "", &kernel_two, "s", "f"}});
   const std::string before = et_ops::dump_records();
-  et_ops::detail::inject_registration_allocation_failure(1);  // the second record fails
-  auto result = et_ops::register_manifest(m.raw);
-  et_ops::detail::inject_registration_allocation_failure(-1);
-  CHECK(result.status() == ET_OPS_ERROR_NO_MEMORY);
-  CHECK(result.message().find("unchanged") != std::string::npos);
-  CHECK(et_ops::dump_records() == before);
+  const auto counters_before = et_ops::counters();
+  for (int failing_record : {0, 1}) {
+    INFO("allocation " << failing_record << " fails");
+    et_ops::detail::inject_registration_allocation_failure(failing_record);
+    auto result = et_ops::register_manifest(m.raw);
+    et_ops::detail::inject_registration_allocation_failure(-1);
+    CHECK(result.status() == ET_OPS_ERROR_NO_MEMORY);
+    CHECK(result.message().find("unchanged") != std::string::npos);
+    CHECK(et_ops::dump_records() == before);
+    CHECK_FALSE(et_ops::has_operator("unit::a.out"));
+    const auto counters_after = et_ops::counters();
+    CHECK(counters_after.registered == counters_before.registered);
+    CHECK(counters_after.deduplicated == counters_before.deduplicated);
+    CHECK(counters_after.conflicts == counters_before.conflicts);
+  }
   CHECK(et_ops::register_manifest(m.raw).ok());
 }
 
