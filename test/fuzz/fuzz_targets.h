@@ -22,6 +22,10 @@ int fuzz_npy_reader(const uint8_t* data, std::size_t size);
 // (kind, dtype, shape, layout, elements, scalars) decoded from the bytes.
 int fuzz_quantized_kernels(const uint8_t* data, std::size_t size);
 
+// The same for one aten kernel of the portable library (int lists, bools
+// and Scalars decoded too).
+int fuzz_portable_kernels(const uint8_t* data, std::size_t size);
+
 // A fuzz target's defect that is not a crash (an error without a message, a
 // changed input tensor): reported on stderr, then abort(), so libFuzzer and
 // the replay driver both see a crash.

@@ -27,6 +27,7 @@ Entry entry_named(std::string_view name) {
   if (name == "etp_loader") return et_ops::fuzz::fuzz_etp_loader;
   if (name == "npy_reader") return et_ops::fuzz::fuzz_npy_reader;
   if (name == "quantized_kernels") return et_ops::fuzz::fuzz_quantized_kernels;
+  if (name == "portable_kernels") return et_ops::fuzz::fuzz_portable_kernels;
   return nullptr;
 }
 

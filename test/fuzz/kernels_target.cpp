@@ -1,10 +1,12 @@
-// Fuzz target: one call of a quantized kernel through the registry. The
-// bytes choose the operator (a record of the library's manifest), then each
-// argument in schema order: its kind (usually the schema's, sometimes none
-// or another kind), a tensor's dtype, shape, dim order and elements, or a
+// Fuzz targets: one call of a kernel through the registry, for each kernel
+// library (quantized_kernels, portable_kernels). The bytes choose the
+// operator (a record of the library's manifest), then each argument in
+// schema order: its kind (usually the schema's, sometimes none or another
+// kind), a tensor's dtype, shape, dim order and elements, an int list, or a
 // scalar from values that sit on the edges of the kernels' checks. Kernels
 // may refuse anything, but must say why, must not touch memory outside the
-// tensors (AddressSanitizer) and must not change their input tensors.
+// tensors (AddressSanitizer), must not overflow (UBSan) and must not change
+// their input tensors.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "et_ops/half.h"
+#include "et_ops/kernels/portable.h"
 #include "et_ops/kernels/quantized.h"
 #include "et_ops/registry.h"
 #include "et_ops/value.h"
@@ -25,19 +28,19 @@
 namespace et_ops::fuzz {
 namespace {
 
-constexpr const char* kTarget = "quantized_kernels";
 constexpr std::size_t kMaxRank = 4;
 constexpr int64_t kMaxSize = 4;
 
-enum class Kind { Tensor, OptionalTensor, OutTensor, Int, Float, ScalarType, OptionalScalarType };
+enum class Kind { Tensor, OptionalTensor, OutTensor, Int, Float, ScalarType, OptionalScalarType, Bool, Scalar, IntList };
+constexpr std::size_t kKindCount = 10;
 
 // The argument kinds of a schema such as
 // "ns::op.out(Tensor input, float scale, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)".
-std::vector<Kind> argument_kinds(std::string_view schema) {
+std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
   const std::size_t open = schema.find('(');
   const std::size_t close = schema.rfind(") ->");
   if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-    target_failure(kTarget, "a schema without an argument list");
+    target_failure(target, "a schema without an argument list");
   std::vector<Kind> kinds;
   std::string_view rest = schema.substr(open + 1, close - open - 1);
   while (!rest.empty()) {
@@ -49,11 +52,14 @@ std::vector<Kind> argument_kinds(std::string_view schema) {
     if (type == "Tensor") kinds.push_back(Kind::Tensor);
     else if (type == "Tensor?") kinds.push_back(Kind::OptionalTensor);
     else if (type.substr(0, 7) == "Tensor(" && type.back() == ')') kinds.push_back(Kind::OutTensor);
-    else if (type == "int") kinds.push_back(Kind::Int);
+    else if (type == "int" || type == "SymInt") kinds.push_back(Kind::Int);
+    else if (type.back() == ']') kinds.push_back(Kind::IntList);  // int[], int[2], SymInt[]
+    else if (type == "bool") kinds.push_back(Kind::Bool);
+    else if (type == "Scalar") kinds.push_back(Kind::Scalar);
     else if (type == "float") kinds.push_back(Kind::Float);
     else if (type == "ScalarType") kinds.push_back(Kind::ScalarType);
     else if (type == "ScalarType?") kinds.push_back(Kind::OptionalScalarType);
-    else target_failure(kTarget, ("an argument type the target does not know: " + std::string(type)).c_str());
+    else target_failure(target, ("an argument type the target does not know: " + std::string(type)).c_str());
   }
   return kinds;
 }
@@ -188,7 +194,9 @@ void break_structure(FuzzInput& in, FuzzTensor& t) {
 
 std::unique_ptr<FuzzTensor> fuzz_tensor(FuzzInput& in, const ShapePool& pool, bool output) {
   auto t = std::make_unique<FuzzTensor>();
-  const auto dtype = static_cast<DType>(in.below(kDTypeCount));
+  // float32 half the time: most kernels compute in it, so calls get past
+  // their dtype checks often enough to reach the arithmetic.
+  const auto dtype = in.chance(128) ? DType::Float32 : static_cast<DType>(in.below(kDTypeCount));
   t->output = output;
   t->sizes = pool.draw(in);
   t->dim_order = fuzz_dim_order(in, t->sizes.size());
@@ -221,7 +229,7 @@ class Call {
     // The schema position decides what the kernel may write, whatever kind
     // the argument is given.
     const bool written = kind == Kind::OutTensor;
-    if (in_.chance(8)) kind = static_cast<Kind>(in_.below(7));  // a wrong kind now and then
+    if (in_.chance(8)) kind = static_cast<Kind>(in_.below(kKindCount));  // a wrong kind now and then
     switch (kind) {
       case Kind::OptionalTensor:
         if (in_.chance(96)) return add_value(none_value());
@@ -229,7 +237,10 @@ class Call {
       case Kind::Tensor:
       case Kind::OutTensor: return add_tensor(written);
       case Kind::Int: return add_value(int_value(fuzz_int(in_)));
-      case Kind::Float: return add_value(in_.chance(16) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
+      case Kind::Float:
+      case Kind::Scalar: return add_value(in_.chance(64) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
+      case Kind::Bool: return add_value(bool_value(in_.chance(128)));
+      case Kind::IntList: return add_int_list();
       case Kind::OptionalScalarType:
         if (in_.chance(96)) return add_value(none_value());
         [[fallthrough]];
@@ -273,6 +284,14 @@ class Call {
  private:
   void add_value(const et_ops_value& v) { values_.push_back(v); }
 
+  // Mostly small values (sizes, strides, paddings, dims), sometimes an edge.
+  void add_int_list() {
+    auto list = std::make_unique<std::vector<int64_t>>(in_.below(kMaxRank + 1));
+    for (int64_t& v : *list) v = in_.chance(224) ? static_cast<int64_t>(in_.below(5)) - 1 : fuzz_int(in_);
+    add_value(int_list_value(list->data(), static_cast<int64_t>(list->size())));
+    int_lists_.push_back(std::move(list));
+  }
+
   void add_tensor(bool output) {
     if (in_.chance(2)) return add_value(tensor_value(static_cast<et_ops_tensor*>(nullptr)));
     tensors_.push_back(fuzz_tensor(in_, pool_, output));
@@ -282,6 +301,7 @@ class Call {
   FuzzInput& in_;
   ShapePool pool_;
   std::vector<std::unique_ptr<FuzzTensor>> tensors_;  // stable addresses: values point into them
+  std::vector<std::unique_ptr<std::vector<int64_t>>> int_lists_;  // what int list values point to
   std::vector<et_ops_value> values_;
 };
 
@@ -290,19 +310,18 @@ struct Operator {
   std::vector<Kind> kinds;
 };
 
-std::vector<Operator> registered_operators() {
-  if (!kernels::quantized::register_kernels()) target_failure(kTarget, "registering the quantized kernels failed");
-  const et_ops_manifest& manifest = kernels::quantized::manifest();
+// The operators of a kernel library, registered (`registered` is the
+// library's register_kernels() result).
+std::vector<Operator> library_operators(const char* target, bool registered, const et_ops_manifest& manifest) {
+  if (!registered) target_failure(target, "registering the kernel library failed");
   std::vector<Operator> operators;
   for (std::size_t i = 0; i < manifest.record_count; ++i)
-    operators.push_back({manifest.records[i].op, argument_kinds(manifest.records[i].schema)});
+    operators.push_back({manifest.records[i].op, argument_kinds(target, manifest.records[i].schema)});
   return operators;
 }
 
-}  // namespace
-
-int fuzz_quantized_kernels(const uint8_t* data, std::size_t size) {
-  static const std::vector<Operator> operators = registered_operators();
+int fuzz_kernel_call(const char* target, const std::vector<Operator>& operators, const uint8_t* data,
+                     std::size_t size) {
   FuzzInput in(data, size);
   const Operator& op = operators[in.below(operators.size())];
   Call call(in);
@@ -310,12 +329,26 @@ int fuzz_quantized_kernels(const uint8_t* data, std::size_t size) {
   if (in.chance(4)) call.miscount();
   const std::vector<const et_ops_tensor*> tensors = call.tensor_arguments();
   const et_ops_kernel_fn fn = lookup(op.name, tensors.data(), tensors.size());
-  if (fn == nullptr) target_failure(kTarget, "a registered operator has no kernel for these arguments");
+  if (fn == nullptr) target_failure(target, "a registered operator has no kernel for these arguments");
   const auto before = call.snapshot_inputs();
   const KernelContext context = call_kernel(fn, call.values());
-  if (!context.ok() && context.message().empty()) target_failure(kTarget, "a failing kernel gave no message");
-  if (!call.inputs_unchanged(before)) target_failure(kTarget, "a kernel changed one of its input tensors");
+  if (!context.ok() && context.message().empty()) target_failure(target, "a failing kernel gave no message");
+  if (!call.inputs_unchanged(before)) target_failure(target, "a kernel changed one of its input tensors");
   return 0;
+}
+
+}  // namespace
+
+int fuzz_quantized_kernels(const uint8_t* data, std::size_t size) {
+  static const std::vector<Operator> operators = library_operators(
+      "quantized_kernels", kernels::quantized::register_kernels().ok(), kernels::quantized::manifest());
+  return fuzz_kernel_call("quantized_kernels", operators, data, size);
+}
+
+int fuzz_portable_kernels(const uint8_t* data, std::size_t size) {
+  static const std::vector<Operator> operators = library_operators(
+      "portable_kernels", kernels::portable::register_kernels().ok(), kernels::portable::manifest());
+  return fuzz_kernel_call("portable_kernels", operators, data, size);
 }
 
 }  // namespace et_ops::fuzz
