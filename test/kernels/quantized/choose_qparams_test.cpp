@@ -22,46 +22,15 @@ using et_ops::DType;
 using et_ops::KernelContext;
 using et_ops::TensorRef;
 using et_ops::test::bits_of;
+using et_ops::test::logical_values;
+using et_ops::test::make_tensor;
 using et_ops::test::Owned;
+using et_ops::test::require_error;
 namespace q = et_ops::kernels::quantized;
 
 constexpr double kEps = 1.1920928955078125e-07;  // 2^-23
 constexpr double kUntouchedScale = -7.25;
 constexpr int64_t kUntouchedZeroPoint = 999999;
-
-void require_error_naming(const KernelContext& ctx, const std::string& name) {
-  INFO("message: " << ctx.message());
-  REQUIRE_FALSE(ctx.ok());
-  CHECK(std::string(ctx.message()).find(name) != std::string::npos);
-}
-
-// Memory offset of row-major index `flat` under the tensor's strides.
-int64_t offset_of(TensorRef t, int64_t flat) {
-  int64_t offset = 0;
-  for (int64_t d = t.dim() - 1; d >= 0; --d) {
-    offset += (flat % t.size(d)) * t.stride(d);
-    flat /= t.size(d);
-  }
-  return offset;
-}
-
-// A tensor with `dim_order` holding `logical` (row-major) values.
-template <typename T>
-std::unique_ptr<Owned<T>> laid_out(std::vector<int64_t> sizes, const std::vector<T>& logical,
-                                   std::vector<uint8_t> dim_order = {}) {
-  auto t = std::make_unique<Owned<T>>(std::move(sizes), std::vector<T>(logical.size()), std::move(dim_order));
-  for (int64_t i = 0; i < static_cast<int64_t>(logical.size()); ++i)
-    t->values[static_cast<std::size_t>(offset_of(t->ref(), i))] = logical[static_cast<std::size_t>(i)];
-  return t;
-}
-
-template <typename T>
-std::vector<T> logical_values(const Owned<T>& t) {
-  std::vector<T> out(t.values.size());
-  for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-    out[static_cast<std::size_t>(i)] = t.values[static_cast<std::size_t>(offset_of(t.ref(), i))];
-  return out;
-}
 
 struct Result {
   double scale;
@@ -138,7 +107,7 @@ TEST_CASE("choose_qparams.Tensor_out: eps floor and clamping", "[choose_qparams]
 
 TEST_CASE("choose_qparams.Tensor_out: strided input of any dim order", "[choose_qparams]") {
   const std::vector<float> values{-2.0f, 0.5f, 7.25f, -0.125f, 3.0f, 1.0f};
-  auto transposed = laid_out<float>({2, 3}, values, {1, 0});
+  auto transposed = make_tensor<float>({2, 3}, values, {1, 0});
   Owned<double> scale({1, 1}, {0.0});
   Owned<int64_t> zp({1}, {0});
   KernelContext ctx;
@@ -197,52 +166,52 @@ TEST_CASE("choose_qparams.Tensor_out: errors", "[choose_qparams][errors]") {
   };
 
   SECTION("quant_min must be less than quant_max") {
-    require_error_naming(run(input, 5, 5, kEps, scale, zp), "quant_min");
-    require_error_naming(run(input, 6, 5, kEps, scale, zp), "quant_max");
+    require_error(run(input, 5, 5, kEps, scale, zp), {"quant_min"});
+    require_error(run(input, 6, 5, kEps, scale, zp), {"quant_max"});
   }
   SECTION("the quant range must fit in int32") {
-    require_error_naming(run(input, int64_t{INT32_MIN} - 1, 0, kEps, scale, zp), "quant_min");
-    require_error_naming(run(input, 0, int64_t{INT32_MAX} + 1, kEps, scale, zp), "quant_max");
+    require_error(run(input, int64_t{INT32_MIN} - 1, 0, kEps, scale, zp), {"quant_min"});
+    require_error(run(input, 0, int64_t{INT32_MAX} + 1, kEps, scale, zp), {"quant_max"});
   }
   SECTION("input must be float32") {
     Owned<double> f64({3}, {1.0, 2.0, 3.0});
-    require_error_naming(run(f64, 0, 255, kEps, scale, zp), "input");
+    require_error(run(f64, 0, 255, kEps, scale, zp), {"input"});
     Owned<et_ops::Half> f16({1}, {et_ops::Half::from_float(1.0f)});
-    require_error_naming(run(f16, 0, 255, kEps, scale, zp), "input");
+    require_error(run(f16, 0, 255, kEps, scale, zp), {"input"});
   }
   SECTION("scale_out must be float64 and zero_point_out int64") {
     Owned<float> s32({1}, {0.0f});
-    require_error_naming(run(input, 0, 255, kEps, s32, zp), "scale_out");
+    require_error(run(input, 0, 255, kEps, s32, zp), {"scale_out"});
     Owned<int32_t> z32({1}, {0});
-    require_error_naming(run(input, 0, 255, kEps, scale, z32), "zero_point_out");
+    require_error(run(input, 0, 255, kEps, scale, z32), {"zero_point_out"});
   }
   SECTION("outputs must have exactly one element") {
     Owned<double> s2({2}, {0.0, 0.0});
-    require_error_naming(run(input, 0, 255, kEps, s2, zp), "scale_out");
+    require_error(run(input, 0, 255, kEps, s2, zp), {"scale_out"});
     Owned<double> s0({0}, {});
-    require_error_naming(run(input, 0, 255, kEps, s0, zp), "scale_out");
+    require_error(run(input, 0, 255, kEps, s0, zp), {"scale_out"});
     Owned<int64_t> z2({1, 2}, {0, 0});
-    require_error_naming(run(input, 0, 255, kEps, scale, z2), "zero_point_out");
+    require_error(run(input, 0, 255, kEps, scale, z2), {"zero_point_out"});
   }
   SECTION("empty input") {
     Owned<float> empty({0}, {});
-    require_error_naming(run(empty, 0, 255, kEps, scale, zp), "input");
+    require_error(run(empty, 0, 255, kEps, scale, zp), {"input"});
     Owned<float> empty2({4, 0}, {});
-    require_error_naming(run(empty2, 0, 255, kEps, scale, zp), "input");
+    require_error(run(empty2, 0, 255, kEps, scale, zp), {"input"});
   }
   SECTION("NaN input or eps") {
     Owned<float> nan({3}, {1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f});
-    require_error_naming(run(nan, 0, 255, kEps, scale, zp), "NaN");
-    require_error_naming(run(input, 0, 255, std::nan(""), scale, zp), "eps");
+    require_error(run(nan, 0, 255, kEps, scale, zp), {"NaN"});
+    require_error(run(input, 0, 255, std::nan(""), scale, zp), {"eps"});
   }
   SECTION("non-finite scale") {
     Owned<float> inf({2}, {1.0f, std::numeric_limits<float>::infinity()});
-    require_error_naming(run(inf, 0, 255, kEps, scale, zp), "scale");
+    require_error(run(inf, 0, 255, kEps, scale, zp), {"scale"});
     Owned<float> minus_inf({2}, {-std::numeric_limits<float>::infinity(), 1.0f});
-    require_error_naming(run(minus_inf, 0, 255, kEps, scale, zp), "scale");
+    require_error(run(minus_inf, 0, 255, kEps, scale, zp), {"scale"});
     Owned<float> wide({2}, {-3e38f, 3e38f});  // the range overflows binary32
-    require_error_naming(run(wide, 0, 255, kEps, scale, zp), "scale");
-    require_error_naming(run(input, 0, 255, 1e300, scale, zp), "scale");  // eps rounds to +inf
+    require_error(run(wide, 0, 255, kEps, scale, zp), {"scale"});
+    require_error(run(input, 0, 255, 1e300, scale, zp), {"scale"});  // eps rounds to +inf
   }
 }
 
@@ -277,9 +246,9 @@ TokenRun run_tokens(const std::vector<int64_t>& sizes, const std::vector<float>&
   out_sizes.push_back(1);
   int64_t tokens = 1;
   for (std::size_t d = 0; d + 1 < sizes.size(); ++d) tokens *= sizes[d];
-  auto input = laid_out<float>(sizes, values, std::move(in_order));
-  auto scale = laid_out<double>(out_sizes, std::vector<double>(static_cast<std::size_t>(tokens), -1.0), out_order);
-  auto zp = laid_out<int64_t>(out_sizes, std::vector<int64_t>(static_cast<std::size_t>(tokens), -999), out_order);
+  auto input = make_tensor<float>(sizes, values, std::move(in_order));
+  auto scale = make_tensor<double>(out_sizes, std::vector<double>(static_cast<std::size_t>(tokens), -1.0), out_order);
+  auto zp = make_tensor<int64_t>(out_sizes, std::vector<int64_t>(static_cast<std::size_t>(tokens), -999), out_order);
   TokenRun run;
   q::choose_qparams_per_token_asymmetric_out(run.ctx, *input, DType::Int8, *scale, *zp);
   run.scales = logical_values(*scale);
@@ -384,27 +353,27 @@ TEST_CASE("choose_qparams_per_token_asymmetric: errors", "[choose_qparams][error
     Owned<float> scalar({}, {1.0f});
     Owned<double> s0({}, {0.0});
     Owned<int64_t> z0({}, {0});
-    require_error_naming(run(scalar, s0, z0), "input");
+    require_error(run(scalar, s0, z0), {"input"});
     Owned<float> empty_tokens({2, 0}, {});
-    require_error_naming(run(empty_tokens, scale, zp), "input");
+    require_error(run(empty_tokens, scale, zp), {"input"});
   }
   SECTION("outputs must have the shape sizes[:-1] + [1]") {
     Owned<double> wrong_last({2, 2}, {0, 0, 0, 0});
-    require_error_naming(run(input, wrong_last, zp), "scale_out");
+    require_error(run(input, wrong_last, zp), {"scale_out"});
     Owned<double> wrong_rank({2}, {0, 0});
-    require_error_naming(run(input, wrong_rank, zp), "scale_out");
+    require_error(run(input, wrong_rank, zp), {"scale_out"});
     Owned<double> wrong_lead({3, 1}, {0, 0, 0});
-    require_error_naming(run(input, wrong_lead, zp), "scale_out");
+    require_error(run(input, wrong_lead, zp), {"scale_out"});
     Owned<int64_t> zp_wrong({1, 1}, {0});
-    require_error_naming(run(input, scale, zp_wrong), "zero_point_out");
+    require_error(run(input, scale, zp_wrong), {"zero_point_out"});
   }
   SECTION("dtypes") {
     Owned<double> f64({2, 3}, {1, 2, 3, 4, 5, 6});
-    require_error_naming(run(f64, scale, zp), "input");
+    require_error(run(f64, scale, zp), {"input"});
     Owned<float> s32({2, 1}, {0, 0});
-    require_error_naming(run(input, s32, zp), "scale_out");
+    require_error(run(input, s32, zp), {"scale_out"});
     Owned<int32_t> z32({2, 1}, {0, 0});
-    require_error_naming(run(input, scale, z32), "zero_point_out");
+    require_error(run(input, scale, z32), {"zero_point_out"});
   }
   SECTION("NaN in a token") {
     Owned<float> nan({1, 3}, {1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f});
@@ -412,7 +381,7 @@ TEST_CASE("choose_qparams_per_token_asymmetric: errors", "[choose_qparams][error
     Owned<int64_t> z1({1, 1}, {kUntouchedZeroPoint});
     KernelContext ctx;
     CHECK_FALSE(q::choose_qparams_per_token_asymmetric_out(ctx, nan, DType::Int8, s1, z1));
-    require_error_naming(ctx, "NaN");
+    require_error(ctx, {"NaN"});
   }
   SECTION("non-finite scale") {
     Owned<float> inf({1, 2}, {1.0f, std::numeric_limits<float>::infinity()});
@@ -420,11 +389,11 @@ TEST_CASE("choose_qparams_per_token_asymmetric: errors", "[choose_qparams][error
     Owned<int64_t> z1({1, 1}, {0});
     KernelContext ctx;
     CHECK_FALSE(q::choose_qparams_per_token_asymmetric_out(ctx, inf, DType::Int8, s1, z1));
-    require_error_naming(ctx, "scale");
+    require_error(ctx, {"scale"});
     Owned<float> wide({1, 2}, {-3e38f, 3e38f});
     KernelContext ctx2;
     CHECK_FALSE(q::choose_qparams_per_token_asymmetric_out(ctx2, wide, DType::Int8, s1, z1));
-    require_error_naming(ctx2, "scale");
+    require_error(ctx2, {"scale"});
   }
 }
 

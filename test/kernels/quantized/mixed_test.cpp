@@ -25,40 +25,11 @@ using et_ops::Half;
 using et_ops::KernelContext;
 using et_ops::TensorRef;
 using et_ops::test::bits_of;
+using et_ops::test::logical_values;
+using et_ops::test::make_tensor;
 using et_ops::test::Owned;
+using et_ops::test::require_error;
 namespace q = et_ops::kernels::quantized;
-
-void require_error_naming(const KernelContext& ctx, const std::string& name) {
-  INFO("message: " << ctx.message());
-  REQUIRE_FALSE(ctx.ok());
-  CHECK(std::string(ctx.message()).find(name) != std::string::npos);
-}
-
-int64_t offset_of(TensorRef t, int64_t flat) {
-  int64_t offset = 0;
-  for (int64_t d = t.dim() - 1; d >= 0; --d) {
-    offset += (flat % t.size(d)) * t.stride(d);
-    flat /= t.size(d);
-  }
-  return offset;
-}
-
-template <typename T>
-std::unique_ptr<Owned<T>> laid_out(std::vector<int64_t> sizes, const std::vector<T>& logical,
-                                   std::vector<uint8_t> dim_order = {}) {
-  auto t = std::make_unique<Owned<T>>(std::move(sizes), std::vector<T>(logical.size()), std::move(dim_order));
-  for (int64_t i = 0; i < static_cast<int64_t>(logical.size()); ++i)
-    t->values[static_cast<std::size_t>(offset_of(t->ref(), i))] = logical[static_cast<std::size_t>(i)];
-  return t;
-}
-
-template <typename T>
-std::vector<T> logical_values(const Owned<T>& t) {
-  std::vector<T> out(t.values.size());
-  for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-    out[static_cast<std::size_t>(i)] = t.values[static_cast<std::size_t>(offset_of(t.ref(), i))];
-  return out;
-}
 
 Half h(double v) { return Half::from_float(static_cast<float>(v)); }
 
@@ -239,7 +210,7 @@ TEST_CASE("mixed_linear: worked examples of §11.13", "[mixed]") {
     Owned<float> out({1, 2}, {0, 0});
     KernelContext ctx;
     REQUIRE_FALSE(q::mixed_linear_out(ctx, x5, w5, s4, std::nullopt, std::nullopt, out));
-    require_error_naming(ctx, "weight_scales");
+    require_error(ctx, {"weight_scales"});
   }
 }
 
@@ -326,10 +297,10 @@ void random_mm(const Shape& shape, bool strided, std::mt19937_64& rng) {
   const auto x = random_inputs<U>(static_cast<std::size_t>(m * n), rng);
   const auto w = random_weights(static_cast<std::size_t>(n * p), rng);
   const auto s = random_scales<U>(static_cast<std::size_t>(n), rng);
-  auto xt = laid_out<U>({m, n}, x, maybe_transposed(strided));
-  auto wt = laid_out<int8_t>({n, p}, w, maybe_transposed(strided));
-  auto st = laid_out<U>({n}, s);
-  auto out = laid_out<U>({m, p}, std::vector<U>(static_cast<std::size_t>(m * p), stored<U>(-77.0)),
+  auto xt = make_tensor<U>({m, n}, x, maybe_transposed(strided));
+  auto wt = make_tensor<int8_t>({n, p}, w, maybe_transposed(strided));
+  auto st = make_tensor<U>({n}, s);
+  auto out = make_tensor<U>({m, p}, std::vector<U>(static_cast<std::size_t>(m * p), stored<U>(-77.0)),
                          maybe_transposed(strided));
   KernelContext ctx;
   REQUIRE(q::mixed_mm_out(ctx, *xt, *wt, *st, std::nullopt, *out));
@@ -356,10 +327,10 @@ void random_linear(const Shape& shape, bool strided, std::mt19937_64& rng) {
   const auto x = random_inputs<U>(static_cast<std::size_t>(m * n), rng);
   const auto w = random_weights(static_cast<std::size_t>(p * n), rng);
   const auto s = random_scales<U>(static_cast<std::size_t>(p * groups), rng);
-  auto xt = laid_out<U>({m, n}, x, maybe_transposed(strided));
-  auto wt = laid_out<int8_t>({p, n}, w, maybe_transposed(strided));
-  auto st = grouped ? laid_out<U>({p, groups}, s, maybe_transposed(strided)) : laid_out<U>({p}, s);
-  auto out = laid_out<T>({m, p}, std::vector<T>(static_cast<std::size_t>(m * p), stored<T>(-77.0)),
+  auto xt = make_tensor<U>({m, n}, x, maybe_transposed(strided));
+  auto wt = make_tensor<int8_t>({p, n}, w, maybe_transposed(strided));
+  auto st = grouped ? make_tensor<U>({p, groups}, s, maybe_transposed(strided)) : make_tensor<U>({p}, s);
+  auto out = make_tensor<T>({m, p}, std::vector<T>(static_cast<std::size_t>(m * p), stored<T>(-77.0)),
                          maybe_transposed(strided));
   const bool pass_dtype = !std::is_same_v<T, double> && std::uniform_int_distribution<int>(0, 1)(rng) == 1;
   const std::optional<DType> dtype = pass_dtype ? std::optional<DType>(et_ops::test::dtype_of<T>()) : std::nullopt;
@@ -478,59 +449,59 @@ TEST_CASE("mixed_mm: errors of §7.4", "[mixed][errors]") {
   };
   SECTION("ranks") {
     Owned<float> x1({6}, {1, 2, 3, 4, 5, 6});
-    require_error_naming(run(x1, w, s, std::nullopt, out), "input");
+    require_error(run(x1, w, s, std::nullopt, out), {"input"});
     Owned<int8_t> w3({3, 2, 1}, {1, 2, 3, 4, 5, 6});
-    require_error_naming(run(x, w3, s, std::nullopt, out), "weight");
+    require_error(run(x, w3, s, std::nullopt, out), {"weight"});
     Owned<float> out1({4}, {0, 0, 0, 0});
-    require_error_naming(run(x, w, s, std::nullopt, out1), "out");
+    require_error(run(x, w, s, std::nullopt, out1), {"out"});
     Owned<float> s2({3, 1}, {1, 1, 1});
-    require_error_naming(run(x, w, s2, std::nullopt, out), "weight_scales");
+    require_error(run(x, w, s2, std::nullopt, out), {"weight_scales"});
   }
   SECTION("sizes") {
     Owned<float> x4({2, 4}, Owned<float>::filled({2, 4}, 1.0f));
-    require_error_naming(run(x4, w, s, std::nullopt, out), "input");
+    require_error(run(x4, w, s, std::nullopt, out), {"input"});
     Owned<float> s4({4}, {1, 1, 1, 1});
-    require_error_naming(run(x, w, s4, std::nullopt, out), "weight_scales");
+    require_error(run(x, w, s4, std::nullopt, out), {"weight_scales"});
   }
   SECTION("dtypes") {
     Owned<Half> s16({3}, values_as<Half>({1, 1, 1}));
-    require_error_naming(run(x, w, s16, std::nullopt, out), "weight_scales");
+    require_error(run(x, w, s16, std::nullopt, out), {"weight_scales"});
     Owned<Half> out16({2, 2}, values_as<Half>({0, 0, 0, 0}));
-    require_error_naming(run(x, w, s, std::nullopt, out16), "out");
+    require_error(run(x, w, s, std::nullopt, out16), {"out"});
     Owned<uint8_t> wu({3, 2}, {1, 2, 3, 4, 5, 6});
-    require_error_naming(run(x, wu, s, std::nullopt, out), "weight");
+    require_error(run(x, wu, s, std::nullopt, out), {"weight"});
     Owned<double> x64({2, 3}, {1, 2, 3, 4, 5, 6});
     Owned<double> s64({3}, {1, 1, 1});
     Owned<double> out64({2, 2}, {0, 0, 0, 0});
-    require_error_naming(run(x64, w, s64, std::nullopt, out64), "input");
+    require_error(run(x64, w, s64, std::nullopt, out64), {"input"});
     Owned<et_ops::BFloat16> xb({2, 3}, std::vector<et_ops::BFloat16>(6));
     Owned<et_ops::BFloat16> sb({3}, std::vector<et_ops::BFloat16>(3));
     Owned<et_ops::BFloat16> ob({2, 2}, std::vector<et_ops::BFloat16>(4));
-    require_error_naming(run(xb, w, sb, std::nullopt, ob), "input");
+    require_error(run(xb, w, sb, std::nullopt, ob), {"input"});
   }
   SECTION("zero points are checked, then rejected") {
     Owned<float> zp({3}, {0, 0, 0});
-    require_error_naming(run(x, w, s, zp.ref(), out), "weight_zero_points");
+    require_error(run(x, w, s, zp.ref(), out), {"weight_zero_points"});
     Owned<float> zp_shape({2}, {0, 0});
-    require_error_naming(run(x, w, s, zp_shape.ref(), out), "weight_zero_points");
+    require_error(run(x, w, s, zp_shape.ref(), out), {"weight_zero_points"});
     Owned<int64_t> zp_dtype({3}, {0, 0, 0});
-    require_error_naming(run(x, w, s, zp_dtype.ref(), out), "weight_zero_points");
+    require_error(run(x, w, s, zp_dtype.ref(), out), {"weight_zero_points"});
   }
   SECTION("out shape") {
     Owned<float> out_t({2, 3}, Owned<float>::filled({2, 3}, 0.0f));
-    require_error_naming(run(x, w, s, std::nullopt, out_t), "out");
+    require_error(run(x, w, s, std::nullopt, out_t), {"out"});
     Owned<float> out_m({3, 2}, Owned<float>::filled({3, 2}, 0.0f));
-    require_error_naming(run(x, w, s, std::nullopt, out_m), "out");
+    require_error(run(x, w, s, std::nullopt, out_m), {"out"});
   }
   SECTION("scales finite and > 0") {
     for (float bad : {0.0f, -0.5f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
       Owned<float> sb({3}, {0.5f, bad, 2.0f});
-      require_error_naming(run(x, w, sb, std::nullopt, out), "weight_scales");
+      require_error(run(x, w, sb, std::nullopt, out), {"weight_scales"});
     }
     Owned<Half> x16({2, 3}, values_as<Half>({1, 2, 3, 4, 5, 6}));
     Owned<Half> s16({3}, values_as<Half>({1, 0, 1}));
     Owned<Half> out16({2, 2}, values_as<Half>({0, 0, 0, 0}));
-    require_error_naming(run(x16, w, s16, std::nullopt, out16), "weight_scales");
+    require_error(run(x16, w, s16, std::nullopt, out16), {"weight_scales"});
   }
 }
 
@@ -548,62 +519,62 @@ TEST_CASE("mixed_linear: errors of §7.4", "[mixed][errors]") {
   };
   SECTION("ranks") {
     Owned<float> x1({6}, {1, 2, 3, 4, 5, 6});
-    require_error_naming(run(x1, w, s, std::nullopt, std::nullopt, out), "input");
+    require_error(run(x1, w, s, std::nullopt, std::nullopt, out), {"input"});
     Owned<int8_t> w1({6}, {1, 2, 3, 4, 5, 6});
-    require_error_naming(run(x, w1, s, std::nullopt, std::nullopt, out), "weight");
+    require_error(run(x, w1, s, std::nullopt, std::nullopt, out), {"weight"});
     Owned<float> out3({2, 2, 1}, {0, 0, 0, 0});
-    require_error_naming(run(x, w, s, std::nullopt, std::nullopt, out3), "out");
+    require_error(run(x, w, s, std::nullopt, std::nullopt, out3), {"out"});
     Owned<float> s3({2, 1, 1}, {1, 1});
-    require_error_naming(run(x, w, s3, std::nullopt, std::nullopt, out), "weight_scales");
+    require_error(run(x, w, s3, std::nullopt, std::nullopt, out), {"weight_scales"});
     Owned<float> s0({}, {1});
-    require_error_naming(run(x, w, s0, std::nullopt, std::nullopt, out), "weight_scales");
+    require_error(run(x, w, s0, std::nullopt, std::nullopt, out), {"weight_scales"});
   }
   SECTION("sizes") {
     Owned<int8_t> w4({2, 4}, Owned<int8_t>::filled({2, 4}, 1));
-    require_error_naming(run(x, w4, s, std::nullopt, std::nullopt, out), "weight");
+    require_error(run(x, w4, s, std::nullopt, std::nullopt, out), {"weight"});
     Owned<float> s3({3}, {1, 1, 1});
-    require_error_naming(run(x, w, s3, std::nullopt, std::nullopt, out), "weight_scales");
+    require_error(run(x, w, s3, std::nullopt, std::nullopt, out), {"weight_scales"});
   }
   SECTION("dtypes and the dtype argument") {
     Owned<Half> s16({2}, values_as<Half>({1, 1}));
-    require_error_naming(run(x, w, s16, std::nullopt, std::nullopt, out), "weight_scales");
-    require_error_naming(run(x, w, s, std::nullopt, DType::Float16, out), "dtype");
+    require_error(run(x, w, s16, std::nullopt, std::nullopt, out), {"weight_scales"});
+    require_error(run(x, w, s, std::nullopt, DType::Float16, out), {"dtype"});
     Owned<double> out64({2, 2}, {0, 0, 0, 0});
-    require_error_naming(run(x, w, s, std::nullopt, DType::Float64, out64), "dtype");
+    require_error(run(x, w, s, std::nullopt, DType::Float64, out64), {"dtype"});
     Owned<uint8_t> wu({2, 3}, {1, 2, 3, 4, 5, 6});
-    require_error_naming(run(x, wu, s, std::nullopt, std::nullopt, out), "weight");
+    require_error(run(x, wu, s, std::nullopt, std::nullopt, out), {"weight"});
     Owned<double> x64({2, 3}, {1, 2, 3, 4, 5, 6});
     Owned<double> s64({2}, {1, 1});
-    require_error_naming(run(x64, w, s64, std::nullopt, std::nullopt, out), "input");
+    require_error(run(x64, w, s64, std::nullopt, std::nullopt, out), {"input"});
     Owned<et_ops::BFloat16> out_bf({2, 2}, std::vector<et_ops::BFloat16>(4));
-    require_error_naming(run(x, w, s, std::nullopt, std::nullopt, out_bf), "out");
+    require_error(run(x, w, s, std::nullopt, std::nullopt, out_bf), {"out"});
     Owned<int32_t> out_int({2, 2}, {0, 0, 0, 0});
-    require_error_naming(run(x, w, s, std::nullopt, std::nullopt, out_int), "out");
+    require_error(run(x, w, s, std::nullopt, std::nullopt, out_int), {"out"});
   }
   SECTION("zero points are checked, then rejected") {
     Owned<float> zp({2}, {0, 0});
-    require_error_naming(run(x, w, s, zp.ref(), std::nullopt, out), "weight_zero_points");
+    require_error(run(x, w, s, zp.ref(), std::nullopt, out), {"weight_zero_points"});
     Owned<float> zp_shape({2, 1}, {0, 0});
-    require_error_naming(run(x, w, s, zp_shape.ref(), std::nullopt, out), "weight_zero_points");
+    require_error(run(x, w, s, zp_shape.ref(), std::nullopt, out), {"weight_zero_points"});
     Owned<Half> zp_dtype({2}, values_as<Half>({0, 0}));
-    require_error_naming(run(x, w, s, zp_dtype.ref(), std::nullopt, out), "weight_zero_points");
+    require_error(run(x, w, s, zp_dtype.ref(), std::nullopt, out), {"weight_zero_points"});
   }
   SECTION("out shape") {
     Owned<float> out_t({3, 2}, Owned<float>::filled({3, 2}, 0.0f));
-    require_error_naming(run(x, w, s, std::nullopt, std::nullopt, out_t), "out");
+    require_error(run(x, w, s, std::nullopt, std::nullopt, out_t), {"out"});
     Owned<float> out_p({2, 3}, Owned<float>::filled({2, 3}, 0.0f));
-    require_error_naming(run(x, w, s, std::nullopt, std::nullopt, out_p), "out");
+    require_error(run(x, w, s, std::nullopt, std::nullopt, out_p), {"out"});
   }
   SECTION("group counts (D23)") {
     Owned<float> s_zero({2, 0}, {});
-    require_error_naming(run(x, w, s_zero, std::nullopt, std::nullopt, out), "weight_scales");
+    require_error(run(x, w, s_zero, std::nullopt, std::nullopt, out), {"weight_scales"});
     Owned<float> s_many({2, 4}, Owned<float>::filled({2, 4}, 1.0f));  // G > n
-    require_error_naming(run(x, w, s_many, std::nullopt, std::nullopt, out), "weight_scales");
+    require_error(run(x, w, s_many, std::nullopt, std::nullopt, out), {"weight_scales"});
   }
   SECTION("scales finite and > 0") {
     for (float bad : {0.0f, -0.5f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
       Owned<float> sb({2, 3}, {0.5f, 1, 1, 1, 1, bad});
-      require_error_naming(run(x, w, sb, std::nullopt, std::nullopt, out), "weight_scales");
+      require_error(run(x, w, sb, std::nullopt, std::nullopt, out), {"weight_scales"});
     }
   }
 }
