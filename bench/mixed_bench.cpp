@@ -1,4 +1,4 @@
-// mixed_mm / mixed_linear (f32) in GFLOP/s beside a plain float matmul of
+// mixed_mm / mixed_linear (f32 and f16) in GFLOP/s beside a plain float matmul of
 // the same shape, and embedding_byte in rows/s and bytes/s beside a memcpy
 // of its output bytes, all measured in the same run.
 //
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "et_ops/half.h"
 #include "et_ops/kernels/quantized.h"
 
 namespace {
@@ -81,16 +82,37 @@ void BM_plain_float_matmul(benchmark::State& state) {
   set_flop_counter(state, s);
 }
 
-void BM_mixed_mm_f32(benchmark::State& state) {
+// Input, scales and output elements of type T (float or Half).
+template <typename T>
+struct Element;
+template <>
+struct Element<float> {
+  static constexpr DType kDType = DType::Float32;
+  static std::vector<float> random(std::size_t count, float lo, float hi, uint64_t seed) {
+    return random_floats(count, lo, hi, seed);
+  }
+};
+template <>
+struct Element<et_ops::Half> {
+  static constexpr DType kDType = DType::Float16;
+  static std::vector<et_ops::Half> random(std::size_t count, float lo, float hi, uint64_t seed) {
+    std::vector<et_ops::Half> out;
+    for (float v : random_floats(count, lo, hi, seed)) out.push_back(et_ops::Half::from_float(v));
+    return out;
+  }
+};
+
+template <typename T>
+void BM_mixed_mm(benchmark::State& state) {
   const Shape s = shape_of(state);
-  auto x = random_floats(static_cast<std::size_t>(s.m * s.n), -1.0f, 1.0f, 1);
+  auto x = Element<T>::random(static_cast<std::size_t>(s.m * s.n), -1.0f, 1.0f, 1);
   auto w = random_weights(static_cast<std::size_t>(s.n * s.p), 2);
-  auto scales = random_floats(static_cast<std::size_t>(s.n), 0.001f, 0.1f, 3);
-  std::vector<float> out(static_cast<std::size_t>(s.m * s.p));
-  Tensor xt(DType::Float32, x.data(), {s.m, s.n});
+  auto scales = Element<T>::random(static_cast<std::size_t>(s.n), 0.001f, 0.1f, 3);
+  std::vector<T> out(static_cast<std::size_t>(s.m * s.p));
+  Tensor xt(Element<T>::kDType, x.data(), {s.m, s.n});
   Tensor wt(DType::Int8, w.data(), {s.n, s.p});
-  Tensor st(DType::Float32, scales.data(), {s.n});
-  Tensor ot(DType::Float32, out.data(), {s.m, s.p});
+  Tensor st(Element<T>::kDType, scales.data(), {s.n});
+  Tensor ot(Element<T>::kDType, out.data(), {s.m, s.p});
   KernelContext ctx;
   for (auto _ : state) {
     q::mixed_mm_out(ctx, xt, wt, st, std::nullopt, ot);
@@ -102,18 +124,19 @@ void BM_mixed_mm_f32(benchmark::State& state) {
 }
 
 // state.range(3): scale groups per output row (0: 1-D per-channel scales).
-void BM_mixed_linear_f32(benchmark::State& state) {
+template <typename T>
+void BM_mixed_linear(benchmark::State& state) {
   const Shape s = shape_of(state);
   const int64_t groups = state.range(3);
-  auto x = random_floats(static_cast<std::size_t>(s.m * s.n), -1.0f, 1.0f, 1);
+  auto x = Element<T>::random(static_cast<std::size_t>(s.m * s.n), -1.0f, 1.0f, 1);
   auto w = random_weights(static_cast<std::size_t>(s.p * s.n), 2);
-  auto scales = random_floats(static_cast<std::size_t>(s.p * std::max<int64_t>(groups, 1)), 0.001f, 0.1f, 3);
-  std::vector<float> out(static_cast<std::size_t>(s.m * s.p));
-  Tensor xt(DType::Float32, x.data(), {s.m, s.n});
+  auto scales = Element<T>::random(static_cast<std::size_t>(s.p * std::max<int64_t>(groups, 1)), 0.001f, 0.1f, 3);
+  std::vector<T> out(static_cast<std::size_t>(s.m * s.p));
+  Tensor xt(Element<T>::kDType, x.data(), {s.m, s.n});
   Tensor wt(DType::Int8, w.data(), {s.p, s.n});
-  Tensor st = groups == 0 ? Tensor(DType::Float32, scales.data(), {s.p})
-                          : Tensor(DType::Float32, scales.data(), {s.p, groups});
-  Tensor ot(DType::Float32, out.data(), {s.m, s.p});
+  Tensor st = groups == 0 ? Tensor(Element<T>::kDType, scales.data(), {s.p})
+                          : Tensor(Element<T>::kDType, scales.data(), {s.p, groups});
+  Tensor ot(Element<T>::kDType, out.data(), {s.m, s.p});
   KernelContext ctx;
   for (auto _ : state) {
     q::mixed_linear_out(ctx, xt, wt, st, std::nullopt, std::nullopt, ot);
@@ -210,8 +233,11 @@ void embedding_shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_plain_float_matmul)->Apply(matmul_shapes);
-BENCHMARK(BM_mixed_mm_f32)->Apply(matmul_shapes);
-BENCHMARK(BM_mixed_linear_f32)->Apply(linear_shapes);
+BENCHMARK_TEMPLATE(BM_mixed_mm, float)->Apply(matmul_shapes);
+BENCHMARK_TEMPLATE(BM_mixed_linear, float)->Apply(linear_shapes);
+// float16 input, scales and out: every step rounds to binary16 (reference §1.5).
+BENCHMARK_TEMPLATE(BM_mixed_mm, et_ops::Half)->Apply(matmul_shapes);
+BENCHMARK_TEMPLATE(BM_mixed_linear, et_ops::Half)->Apply(linear_shapes);
 BENCHMARK(BM_embedding_memcpy_reference)->Apply(embedding_shapes);
 BENCHMARK(BM_embedding_byte)->Apply(embedding_shapes);
 

@@ -2,10 +2,11 @@
 // int8 weight with per-row (mm) or per-output-channel, optionally grouped
 // (linear) scales, in ExecuTorch's loop order with c10 Half arithmetic.
 //
-// The all-f32 case runs a cache-blocked Highway kernel (dynamic dispatch:
-// this file is compiled once per SIMD target through foreach_target.h). It
-// vectorises across output columns only, so every output element still sees
-// exactly the reference sequence of roundings, k ascending, no FMA.
+// The all-f32 and all-f16 cases run Highway kernels (dynamic dispatch: this
+// file is compiled once per SIMD target through foreach_target.h). They
+// vectorise across output columns only, so every output element still sees
+// exactly the reference sequence of roundings, k ascending, no FMA; the f16
+// kernels need F16C for exact binary16 rounding and decline elsewhere.
 // Every other dtype combination runs the plain reference loop.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "mixed.cpp"
@@ -50,6 +51,25 @@ struct LinearF32 {
   Matrix<const float> scales;  // s[j][group]; col_stride 0 for 1-D scales
   int64_t group_size;
   Matrix<float> out;
+  int64_t m, n, p;
+};
+
+// mixed_mm with float16 input, scales and out (every step rounds to f16).
+struct MmF16 {
+  Matrix<const Half> x;
+  Matrix<const int8_t> w;
+  Matrix<const Half> scales;  // s[k] at (k, 0)
+  Matrix<Half> out;
+  int64_t m, n, p;
+};
+
+// mixed_linear with float16 input, scales and out.
+struct LinearF16 {
+  Matrix<const Half> x;
+  Matrix<const int8_t> w;
+  Matrix<const Half> scales;  // s[j][group]; col_stride 0 for 1-D scales
+  int64_t group_size;
+  Matrix<Half> out;
   int64_t m, n, p;
 };
 
@@ -257,6 +277,58 @@ void MixedMmF32(const MmF32& a) {
   }
 }
 
+// ---- float16 mixed_mm (reference §1.5, §7.2): per step
+// t = f16(x * w), t = f16(t * s[k]), acc = f16(acc + t). The lanes hold
+// binary16 values widened to f32; rounding to binary16 is a demotion and a
+// promotion. Highway demotes with round-to-nearest-even and overflow to
+// infinity only through F16C (x86 AVX2 and up); its SSE4 emulation
+// truncates, so other targets decline and the caller runs the scalar loop. ----
+
+constexpr bool kExactF16Demotion = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2;
+
+HWY_INLINE VF round_to_f16(VF v) {
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  return hn::PromoteTo(DF(), hn::DemoteTo(dh, v));
+}
+
+float round_to_f16(float v) { return Half::from_float(v).to_float(); }
+
+// Columns [j0, j0 + cols) of output row i, accumulated in `acc`.
+void mm_f16_row_block(const MmF16& a, int64_t i, int64_t j0, int64_t cols, float* acc) {
+  const DF d;
+  const hn::Rebind<int8_t, DF> d8;
+  const hn::Rebind<int32_t, DF> d32;
+  const int64_t vector_cols = cols / lanes() * lanes();
+  std::fill(acc, acc + cols, 0.0f);
+  for (int64_t k = 0; k < a.n; ++k) {
+    const float x = a.x.at(i, k).to_float();
+    const float s = a.scales.at(k, 0).to_float();
+    const int8_t* w = &a.w.at(k, j0);
+    const VF vx = hn::Set(d, x);
+    const VF vs = hn::Set(d, s);
+    for (int64_t c = 0; c < vector_cols; c += lanes()) {
+      const VF wv = hn::ConvertTo(d, hn::PromoteTo(d32, hn::LoadU(d8, w + c)));
+      const VF t = round_to_f16(hn::Mul(round_to_f16(hn::Mul(vx, wv)), vs));
+      hn::Store(round_to_f16(hn::Add(hn::Load(d, acc + c), t)), d, acc + c);
+    }
+    for (int64_t c = vector_cols; c < cols; ++c)
+      acc[c] = round_to_f16(acc[c] + round_to_f16(round_to_f16(x * static_cast<float>(w[c])) * s));
+  }
+  for (int64_t c = 0; c < cols; ++c) a.out.at(i, j0 + c) = Half::from_float(acc[c]);  // exact
+}
+
+// False when this target cannot round to binary16 exactly, or the weight
+// rows are not contiguous: the caller then runs the scalar loop.
+bool MixedMmF16(const MmF16& a) {
+  if (!kExactF16Demotion || a.w.col_stride != 1) return false;
+  // Column blocks keep a block of each weight row and the accumulators in cache.
+  constexpr int64_t kColumnBlock = 512;
+  HWY_ALIGN float acc[kColumnBlock];
+  for (int64_t j0 = 0; j0 < a.p; j0 += kColumnBlock)
+    for (int64_t i = 0; i < a.m; ++i) mm_f16_row_block(a, i, j0, std::min(kColumnBlock, a.p - j0), acc);
+  return true;
+}
+
 // ---- mixed_linear: psum = fl32(psum + fl32(x * w)); at each group end
 // sum = fl32(sum + fl32(psum * s[j][group])), psum = 0 ----
 
@@ -383,6 +455,74 @@ void MixedLinearF32(const LinearF32& a) {
   }
 }
 
+// ---- float16 mixed_linear (reference §1.5, §7.3, U = T = f16): per step
+// psum = f16(psum + f16(x * w)); at each group end
+// sum = f16(sum + f16(psum * s[j][group])), psum = 0 ----
+
+constexpr int64_t kF16RowBlock = 16;
+
+// Lane c of the two vectors: s[j0 + c][group] (1 past `cols`).
+void load_group_scales(const LinearF16& a, int64_t group, int64_t j0, int64_t cols, VF& lo, VF& hi) {
+  HWY_ALIGN float values[kMaxPanel];
+  const int64_t width = panel_width();
+  for (int64_t c = 0; c < width; ++c) values[c] = c < cols ? a.scales.at(j0 + c, group).to_float() : 1.0f;
+  lo = hn::Load(DF(), values);
+  hi = hn::Load(DF(), values + lanes());
+}
+
+// Row i over depth steps [k0, k0 + depth): the running sums psum and sum of
+// the panel's columns live in `psum` and `sum` (a panel's width each).
+void linear_f16_row(const LinearF16& a, int64_t i, const float* panel, int64_t k0, int64_t depth, int64_t j0,
+                    int64_t cols, float* psum, float* sum) {
+  const DF d;
+  const int64_t width = panel_width();
+  VF psum_lo, psum_hi, sum_lo, sum_hi;
+  load_row(psum, psum_lo, psum_hi);
+  load_row(sum, sum_lo, sum_hi);
+  for (int64_t k = k0; k < k0 + depth; ++k) {
+    const VF x = hn::Set(d, a.x.at(i, k).to_float());
+    const float* w = panel + (k - k0) * width;
+    psum_lo = round_to_f16(hn::Add(psum_lo, round_to_f16(hn::Mul(x, hn::Load(d, w)))));
+    psum_hi = round_to_f16(hn::Add(psum_hi, round_to_f16(hn::Mul(x, hn::Load(d, w + lanes())))));
+    if ((k + 1) % a.group_size != 0 && k + 1 != a.n) continue;
+    VF scale_lo, scale_hi;
+    load_group_scales(a, k / a.group_size, j0, cols, scale_lo, scale_hi);
+    sum_lo = round_to_f16(hn::Add(sum_lo, round_to_f16(hn::Mul(psum_lo, scale_lo))));
+    sum_hi = round_to_f16(hn::Add(sum_hi, round_to_f16(hn::Mul(psum_hi, scale_hi))));
+    psum_lo = hn::Zero(d);
+    psum_hi = hn::Zero(d);
+  }
+  store_row(psum_lo, psum_hi, psum);
+  store_row(sum_lo, sum_hi, sum);
+}
+
+// False when this target cannot round to binary16 exactly, or the weight
+// rows are not contiguous: the caller then runs the scalar loop.
+bool MixedLinearF16(const LinearF16& a) {
+  if (!kExactF16Demotion || a.w.col_stride != 1) return false;
+  HWY_ALIGN float panel[kDepthBlock * kMaxPanel];
+  HWY_ALIGN float psum[kF16RowBlock * kMaxPanel];
+  HWY_ALIGN float sum[kF16RowBlock * kMaxPanel];
+  const int64_t width = panel_width();
+  for (int64_t j0 = 0; j0 < a.p; j0 += width) {
+    const int64_t cols = std::min(width, a.p - j0);
+    for (int64_t i0 = 0; i0 < a.m; i0 += kF16RowBlock) {
+      const int64_t rows = std::min(kF16RowBlock, a.m - i0);
+      std::fill(psum, psum + rows * width, 0.0f);
+      std::fill(sum, sum + rows * width, 0.0f);
+      for (int64_t k0 = 0; k0 < a.n; k0 += kDepthBlock) {
+        const int64_t depth = std::min(kDepthBlock, a.n - k0);
+        pack_linear_panel(a.w, k0, depth, j0, cols, panel);
+        for (int64_t r = 0; r < rows; ++r)
+          linear_f16_row(a, i0 + r, panel, k0, depth, j0, cols, psum + r * width, sum + r * width);
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) a.out.at(i0 + r, j0 + c) = Half::from_float(sum[r * width + c]);  // exact
+    }
+  }
+  return true;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace et_ops::kernels::quantized::mixed
 HWY_AFTER_NAMESPACE();
@@ -392,6 +532,8 @@ namespace et_ops::kernels::quantized {
 namespace mixed {
 HWY_EXPORT(MixedMmF32);
 HWY_EXPORT(MixedLinearF32);
+HWY_EXPORT(MixedMmF16);
+HWY_EXPORT(MixedLinearF16);
 }  // namespace mixed
 
 namespace {
@@ -631,7 +773,10 @@ bool mixed_mm_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorR
   if (!check_mm(ctx, input, weight, weight_scales, weight_zero_points, out)) return false;
   if (out.numel() == 0) return true;
   if (input.dtype() == DType::Float16) {
-    mixed_mm_reference<Half>(input, weight, weight_scales, out);
+    const mixed::MmF16 args{matrix<const Half>(input), matrix<const int8_t>(weight),
+                            matrix<const Half>(weight_scales), matrix<Half>(out), input.size(0), input.size(1),
+                            weight.size(1)};
+    if (!HWY_DYNAMIC_DISPATCH(mixed::MixedMmF16)(args)) mixed_mm_reference<Half>(input, weight, weight_scales, out);
     return true;
   }
   const mixed::MmF32 args{matrix<const float>(input), matrix<const int8_t>(weight),
@@ -653,6 +798,12 @@ bool mixed_linear_out(KernelContext& ctx, TensorRef input, TensorRef weight, Ten
                                 input.size(0), input.size(1), weight.size(0)};
     HWY_DYNAMIC_DISPATCH(mixed::MixedLinearF32)(args);
     return true;
+  }
+  if (input.dtype() == DType::Float16 && out.dtype() == DType::Float16) {
+    const mixed::LinearF16 args{matrix<const Half>(input), matrix<const int8_t>(weight),
+                                matrix<const Half>(weight_scales), *group_size, matrix<Half>(out),
+                                input.size(0), input.size(1), weight.size(0)};
+    if (HWY_DYNAMIC_DISPATCH(mixed::MixedLinearF16)(args)) return true;
   }
   dispatch_mixed_float(input.dtype(), [&](auto u_tag) {
     dispatch_mixed_float(out.dtype(), [&](auto t_tag) {

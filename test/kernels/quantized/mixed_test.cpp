@@ -368,8 +368,8 @@ TEST_CASE("mixed_linear: randomized against the model, every input and out dtype
     }
 }
 
-// The f32 kernels are compiled once per SIMD target and chosen at run time;
-// every target this CPU supports must give the same bits.
+// The f32 and f16 kernels are compiled once per SIMD target and chosen at
+// run time; every target this CPU supports must give the same bits.
 struct TargetOverride {
   explicit TargetOverride(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
   ~TargetOverride() { hwy::SetSupportedTargetsForTest(0); }
@@ -388,8 +388,37 @@ TEST_CASE("mixed: every supported SIMD target gives the model's bits", "[mixed]"
       for (bool strided : {false, true}) {
         INFO("shape " << shape.m << "x" << shape.n << "x" << shape.p << " strided " << strided);
         random_mm<float>(shape, strided, rng);
+        random_mm<Half>(shape, strided, rng);
         random_linear<float, float>(shape, strided, rng);
+        random_linear<Half, Half>(shape, strided, rng);
       }
+  }
+}
+
+TEST_CASE("mixed_mm f16: overflow to infinity, and inf - inf is NaN, on every target", "[mixed]") {
+  // Column j: weights (127, -127) for even j, (1, 1) for odd j; x = 60000 twice.
+  // Even: f16(60000 * 127) = inf, then inf + -inf = NaN. Odd: 60000 + 60000 = inf.
+  constexpr int64_t p = 40;  // more than one vector at every width, plus a tail
+  std::vector<int8_t> w(2 * p);
+  for (int64_t j = 0; j < p; ++j) {
+    w[static_cast<std::size_t>(j)] = j % 2 == 0 ? 127 : 1;
+    w[static_cast<std::size_t>(p + j)] = j % 2 == 0 ? -127 : 1;
+  }
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    INFO("target " << hwy::TargetName(target));
+    const TargetOverride only(target);
+    Owned<Half> x({1, 2}, {h(60000), h(60000)});
+    Owned<int8_t> wt({2, p}, w);
+    Owned<Half> st({2}, {h(1), h(1)});
+    Owned<Half> out({1, p}, Owned<Half>::filled({1, p}, h(0)));
+    KernelContext ctx;
+    REQUIRE(q::mixed_mm_out(ctx, x, wt, st, std::nullopt, out));
+    for (int64_t j = 0; j < p; ++j) {
+      const float v = out.values[static_cast<std::size_t>(j)].to_float();
+      INFO("column " << j << " = " << v);
+      if (j % 2 == 0) CHECK(std::isnan(v));
+      else CHECK(v == std::numeric_limits<float>::infinity());
+    }
   }
 }
 
