@@ -34,6 +34,18 @@ constexpr int64_t kMaxSize = 4;
 enum class Kind { Tensor, OptionalTensor, OutTensor, Int, Float, ScalarType, OptionalScalarType, Bool, Scalar, IntList };
 constexpr std::size_t kKindCount = 10;
 
+// How a target reads its bytes. The quantized target keeps the decoding its
+// corpus and regression inputs were written in (any dtype equally likely, a
+// wrong kind among its schemas' seven); the portable target favours float32,
+// which the aten kernels compute in, so calls get past their dtype checks
+// often enough to reach the arithmetic, and draws wrong kinds among all ten.
+struct Decoding {
+  bool favour_float32;
+  std::size_t kinds;
+};
+constexpr Decoding kQuantizedDecoding{false, 7};
+constexpr Decoding kPortableDecoding{true, kKindCount};
+
 // The argument kinds of a schema such as
 // "ns::op.out(Tensor input, float scale, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)".
 std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
@@ -192,11 +204,10 @@ void break_structure(FuzzInput& in, FuzzTensor& t) {
   }
 }
 
-std::unique_ptr<FuzzTensor> fuzz_tensor(FuzzInput& in, const ShapePool& pool, bool output) {
+std::unique_ptr<FuzzTensor> fuzz_tensor(FuzzInput& in, const ShapePool& pool, bool output, const Decoding& decoding) {
   auto t = std::make_unique<FuzzTensor>();
-  // float32 half the time: most kernels compute in it, so calls get past
-  // their dtype checks often enough to reach the arithmetic.
-  const auto dtype = in.chance(128) ? DType::Float32 : static_cast<DType>(in.below(kDTypeCount));
+  const auto dtype =
+      decoding.favour_float32 && in.chance(128) ? DType::Float32 : static_cast<DType>(in.below(kDTypeCount));
   t->output = output;
   t->sizes = pool.draw(in);
   t->dim_order = fuzz_dim_order(in, t->sizes.size());
@@ -220,7 +231,7 @@ std::unique_ptr<FuzzTensor> fuzz_tensor(FuzzInput& in, const ShapePool& pool, bo
 // One call: the argument values plus the tensors they point to.
 class Call {
  public:
-  explicit Call(FuzzInput& in) : in_(in) {
+  Call(FuzzInput& in, const Decoding& decoding) : in_(in), decoding_(decoding) {
     pool_.shapes[0] = fuzz_shape(in);
     pool_.shapes[1] = fuzz_shape(in);
   }
@@ -229,7 +240,7 @@ class Call {
     // The schema position decides what the kernel may write, whatever kind
     // the argument is given.
     const bool written = kind == Kind::OutTensor;
-    if (in_.chance(8)) kind = static_cast<Kind>(in_.below(kKindCount));  // a wrong kind now and then
+    if (in_.chance(8)) kind = static_cast<Kind>(in_.below(decoding_.kinds));  // a wrong kind now and then
     switch (kind) {
       case Kind::OptionalTensor:
         if (in_.chance(96)) return add_value(none_value());
@@ -237,7 +248,7 @@ class Call {
       case Kind::Tensor:
       case Kind::OutTensor: return add_tensor(written);
       case Kind::Int: return add_value(int_value(fuzz_int(in_)));
-      case Kind::Float:
+      case Kind::Float: return add_value(in_.chance(16) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
       case Kind::Scalar: return add_value(in_.chance(64) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
       case Kind::Bool: return add_value(bool_value(in_.chance(128)));
       case Kind::IntList: return add_int_list();
@@ -294,11 +305,12 @@ class Call {
 
   void add_tensor(bool output) {
     if (in_.chance(2)) return add_value(tensor_value(static_cast<et_ops_tensor*>(nullptr)));
-    tensors_.push_back(fuzz_tensor(in_, pool_, output));
+    tensors_.push_back(fuzz_tensor(in_, pool_, output, decoding_));
     add_value(tensor_value(&tensors_.back()->raw));
   }
 
   FuzzInput& in_;
+  const Decoding& decoding_;
   ShapePool pool_;
   std::vector<std::unique_ptr<FuzzTensor>> tensors_;  // stable addresses: values point into them
   std::vector<std::unique_ptr<std::vector<int64_t>>> int_lists_;  // what int list values point to
@@ -320,11 +332,11 @@ std::vector<Operator> library_operators(const char* target, bool registered, con
   return operators;
 }
 
-int fuzz_kernel_call(const char* target, const std::vector<Operator>& operators, const uint8_t* data,
-                     std::size_t size) {
+int fuzz_kernel_call(const char* target, const std::vector<Operator>& operators, const Decoding& decoding,
+                     const uint8_t* data, std::size_t size) {
   FuzzInput in(data, size);
   const Operator& op = operators[in.below(operators.size())];
-  Call call(in);
+  Call call(in, decoding);
   for (Kind kind : op.kinds) call.add(kind);
   if (in.chance(4)) call.miscount();
   const std::vector<const et_ops_tensor*> tensors = call.tensor_arguments();
@@ -342,13 +354,13 @@ int fuzz_kernel_call(const char* target, const std::vector<Operator>& operators,
 int fuzz_quantized_kernels(const uint8_t* data, std::size_t size) {
   static const std::vector<Operator> operators = library_operators(
       "quantized_kernels", kernels::quantized::register_kernels().ok(), kernels::quantized::manifest());
-  return fuzz_kernel_call("quantized_kernels", operators, data, size);
+  return fuzz_kernel_call("quantized_kernels", operators, kQuantizedDecoding, data, size);
 }
 
 int fuzz_portable_kernels(const uint8_t* data, std::size_t size) {
   static const std::vector<Operator> operators = library_operators(
       "portable_kernels", kernels::portable::register_kernels().ok(), kernels::portable::manifest());
-  return fuzz_kernel_call("portable_kernels", operators, data, size);
+  return fuzz_kernel_call("portable_kernels", operators, kPortableDecoding, data, size);
 }
 
 }  // namespace et_ops::fuzz
