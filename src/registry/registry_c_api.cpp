@@ -1,31 +1,8 @@
-// The C ABI of the registry (et_ops/abi.h) over the C++ implementation, and
-// the fault-injection hook.
-#include <atomic>
+// The C ABI of the registry (et_ops/abi.h) over the C++ implementation.
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "et_ops/registry.h"
-#include "registry/fault_injection.h"
-
-namespace et_ops::detail {
-namespace {
-std::atomic<int> allocation_failure_countdown{-1};
-}
-
-void inject_registration_allocation_failure(int countdown) { allocation_failure_countdown.store(countdown); }
-
-void maybe_inject_allocation_failure() {
-  int value = allocation_failure_countdown.load();
-  while (value >= 0) {
-    if (allocation_failure_countdown.compare_exchange_weak(value, value - 1)) {
-      if (value == 0) throw std::bad_alloc();
-      return;
-    }
-  }
-}
-
-}  // namespace et_ops::detail
 
 namespace {
 char* copy_message(const std::string& text) {

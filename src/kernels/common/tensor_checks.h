@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "et_ops/dtype.h"
+#include "et_ops/half.h"
 #include "et_ops/kernel_context.h"
 #include "et_ops/tensor.h"
 
@@ -89,6 +91,22 @@ inline bool check_tensor(KernelContext& ctx, const char* op, const char* name, T
 inline bool check_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t, DType expected) {
   if (t.dtype() == expected) return true;
   return fail(ctx, op, "{} must be {}, got {}", name, dtype_name(expected), dtype_name(t.dtype()));
+}
+
+// The dtype whose elements are stored as T.
+template <typename T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::Float32;
+  else if constexpr (std::is_same_v<T, double>) return DType::Float64;
+  else if constexpr (std::is_same_v<T, Half>) return DType::Float16;
+  else if constexpr (std::is_same_v<T, BFloat16>) return DType::BFloat16;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UInt8;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::Int8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::Int16;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DType::UInt16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
+  else static_assert(sizeof(T) == 0, "not a tensor element type");
 }
 
 // Carries an element type into a generic lambda: dispatch calls f(Tag<T>{}).

@@ -26,6 +26,7 @@ namespace et_ops::kernels::portable::detail {
 
 using kernels::detail::check_dtype;
 using kernels::detail::check_tensor;
+using kernels::detail::dtype_of;
 using kernels::detail::fail;
 using kernels::detail::is_dense;
 using kernels::detail::list_string;
@@ -143,18 +144,6 @@ inline bool check_arithmetic_dtype(KernelContext& ctx, const char* op, const cha
               kArithmeticDtypes);
 }
 
-template <typename T>
-constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return DType::Float32;
-  else if constexpr (std::is_same_v<T, double>) return DType::Float64;
-  else if constexpr (std::is_same_v<T, int8_t>) return DType::Int8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DType::Int16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
-  else static_assert(sizeof(T) == 0, "not an arithmetic element type");
-}
-
 // Converts a Scalar to the element type as aten does (c10 checked_convert):
 // an integral tensor rejects a floating scalar and one out of its range
 // (an unsigned type also takes -max..-1, which wrap as two's complement, so
@@ -187,6 +176,22 @@ bool scalar_to(KernelContext& ctx, const char* op, const char* name, Scalar s, T
 }
 
 // ---- int list arguments ----
+
+// An int list from a C++ caller is a bare view: a negative size, or
+// elements without data, is reported, never read.
+inline bool check_int_list(KernelContext& ctx, const char* op, const char* name, IntList list) {
+  if (list.size() >= 0 && (list.size() == 0 || list.data() != nullptr)) return true;
+  return fail(ctx, op, "{} is a malformed int list", name);
+}
+
+// A (height, width) pair of a 2-D spatial parameter.
+struct Pair {
+  int64_t h = 0;
+  int64_t w = 0;
+};
+
+// Division rounding toward negative infinity, for a positive divisor.
+inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // Normalises a possibly negative dimension index against `rank` (a 0-dim
 // tensor accepts -1 and 0, as aten's maybe_wrap_dim).

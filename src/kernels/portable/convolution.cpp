@@ -14,21 +14,17 @@ namespace et_ops::kernels::portable {
 namespace {
 
 using detail::Alias;
+using detail::floor_div;
+using detail::Pair;
 using detail::Shape;
 
 constexpr const char* kConvolutionOp = "aten::convolution.out";
-
-struct Pair {
-  int64_t h = 0;
-  int64_t w = 0;
-};
 
 // A spatial parameter of 1 or 2 values; one value applies to both
 // dimensions, as aten's expand_param_if_needed.
 bool spatial_pair(KernelContext& ctx, const char* name, IntList list, int64_t min_value, Pair& pair) {
   const char* op = kConvolutionOp;
-  if (list.size() < 0 || (list.size() > 0 && list.data() == nullptr))
-    return detail::fail(ctx, op, "{} is a malformed int list", name);
+  if (!detail::check_int_list(ctx, op, name, list)) return false;
   if (list.size() != 1 && list.size() != 2)
     return detail::fail(ctx, op, "{} must hold 1 or 2 values for a 2-D convolution, got {}", name,
                         detail::list_string(list));
@@ -43,8 +39,7 @@ bool spatial_pair(KernelContext& ctx, const char* name, IntList list, int64_t mi
 // zeros means the caller expected a transposed convolution.
 bool check_output_padding(KernelContext& ctx, IntList output_padding) {
   const char* op = kConvolutionOp;
-  if (output_padding.size() < 0 || (output_padding.size() > 0 && output_padding.data() == nullptr))
-    return detail::fail(ctx, op, "output_padding is a malformed int list");
+  if (!detail::check_int_list(ctx, op, "output_padding", output_padding)) return false;
   bool zeros = output_padding.size() <= 2;
   for (int64_t v : output_padding) zeros = zeros && v == 0;
   if (zeros) return true;
@@ -52,7 +47,6 @@ bool check_output_padding(KernelContext& ctx, IntList output_padding) {
                       detail::list_string(output_padding));
 }
 
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 struct Geometry {

@@ -28,8 +28,7 @@ void dispatch_element_size(std::size_t size, F&& f) {
 }
 
 bool check_list(KernelContext& ctx, const char* op, const char* name, IntList list) {
-  if (list.size() < 0 || (list.size() > 0 && list.data() == nullptr))
-    return detail::fail(ctx, op, "{} is a malformed int list", name);
+  if (!detail::check_int_list(ctx, op, name, list)) return false;
   if (list.size() > ET_OPS_MAX_DIMS)
     return detail::fail(ctx, op, "{} has {} entries; at most {} dimensions are supported", name, list.size(),
                         ET_OPS_MAX_DIMS);

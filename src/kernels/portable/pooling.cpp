@@ -13,14 +13,11 @@ namespace et_ops::kernels::portable {
 namespace {
 
 using detail::Alias;
+using detail::floor_div;
+using detail::Pair;
 using detail::Shape;
 
 constexpr const char* kMaxPoolOp = "aten::max_pool2d_with_indices.out";
-
-struct Pair {
-  int64_t h = 0;
-  int64_t w = 0;
-};
 
 // A parameter of 1 or 2 values (one value applies to both dimensions), each
 // at least min_value and, as in aten (which narrows them to int), at most
@@ -28,8 +25,7 @@ struct Pair {
 bool pool_pair(KernelContext& ctx, const char* name, IntList list, int64_t min_value, const Pair* fallback,
                Pair& pair) {
   const char* op = kMaxPoolOp;
-  if (list.size() < 0 || (list.size() > 0 && list.data() == nullptr))
-    return detail::fail(ctx, op, "{} is a malformed int list", name);
+  if (!detail::check_int_list(ctx, op, name, list)) return false;
   if (list.empty() && fallback != nullptr) {
     pair = *fallback;
     return true;
@@ -44,8 +40,6 @@ bool pool_pair(KernelContext& ctx, const char* name, IntList list, int64_t min_v
                           std::numeric_limits<int32_t>::max(), detail::list_string(list));
   return true;
 }
-
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // aten's pooling_output_shape: floor (or ceil) of the window count, where in
 // ceil mode the last window must start inside the input or left padding.

@@ -74,7 +74,7 @@ template <typename T>
 void add_run(const T* a, int64_t a_stride, const T* b, int64_t b_stride, T* out, int64_t out_stride, int64_t n,
              const QuantizedAdd& p) {
   if (a_stride == 1 && b_stride == 1 && out_stride == 1 &&
-      simd::add(detail::storage_dtype<T>(), a, b, static_cast<std::size_t>(n), p, out))
+      simd::add(detail::dtype_of<T>(), a, b, static_cast<std::size_t>(n), p, out))
     return;
   for (int64_t i = 0; i < n; ++i) out[i * out_stride] = add_element(a[i * a_stride], b[i * b_stride], p);
 }

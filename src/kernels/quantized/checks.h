@@ -26,6 +26,7 @@ namespace et_ops::kernels::quantized::detail {
 
 using kernels::detail::check_dtype;
 using kernels::detail::check_tensor;
+using kernels::detail::dtype_of;
 using kernels::detail::fail;
 using kernels::detail::is_dense;
 using kernels::detail::shape_string;
@@ -120,22 +121,6 @@ bool dispatch_floating(DType t, F&& f) {
     case DType::BFloat16: f(Tag<BFloat16>{}); return true;
     default: return false;
   }
-}
-
-// The dtype whose elements are stored as T.
-template <typename T>
-constexpr DType storage_dtype() {
-  if constexpr (std::is_same_v<T, float>) return DType::Float32;
-  else if constexpr (std::is_same_v<T, double>) return DType::Float64;
-  else if constexpr (std::is_same_v<T, Half>) return DType::Float16;
-  else if constexpr (std::is_same_v<T, BFloat16>) return DType::BFloat16;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UInt8;
-  else if constexpr (std::is_same_v<T, int8_t>) return DType::Int8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DType::Int16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DType::UInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
-  else static_assert(sizeof(T) == 0, "not a tensor element type");
 }
 
 // Widening of a floating storage value to float (exact for f32/f16/bf16).
@@ -244,6 +229,17 @@ bool check_scales(KernelContext& ctx, const char* op, const char* what, const Sc
 // Logical rows: the innermost dimension (a 0-dim tensor is one row of one).
 inline int64_t row_length(TensorRef t) { return t.dim() > 0 ? t.size(t.dim() - 1) : 1; }
 inline int64_t row_stride(TensorRef t) { return t.dim() > 0 ? t.stride(t.dim() - 1) : 1; }
+
+// Memory offset of the first element of logical row `row`.
+inline int64_t row_offset(TensorRef t, int64_t row) {
+  if (t.is_contiguous()) return row * row_length(t);
+  int64_t offset = 0;
+  for (int64_t d = t.dim() - 2; d >= 0; --d) {
+    offset += (row % t.size(d)) * t.stride(d);
+    row /= t.size(d);
+  }
+  return offset;
+}
 
 // Visits tensors of one shape in logical (row-major) order, one row at a
 // time: visit(row, index, offsets), where `index` is the logical index of

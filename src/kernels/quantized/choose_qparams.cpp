@@ -16,21 +16,11 @@ namespace {
 using detail::check_dtype;
 using detail::check_tensor;
 using detail::fail;
+using detail::row_offset;
 using detail::shape_string;
 
 constexpr const char* kTensorOp = "quantized_decomposed::choose_qparams.Tensor_out";
 constexpr const char* kPerTokenOp = "quantized_decomposed::choose_qparams_per_token_asymmetric.out";
-
-// Memory offset of the first element of `row` when `t` is viewed as
-// [numel / size(-1), size(-1)] in row-major order (strides honoured).
-int64_t row_offset(TensorRef t, int64_t row) {
-  int64_t offset = 0;
-  for (int64_t d = t.dim() - 2; d >= 0; --d) {
-    offset += (row % t.size(d)) * t.stride(d);
-    row /= t.size(d);
-  }
-  return offset;
-}
 
 // The clipped range [min(x, 0), max(x, 0)] of some elements. Zeros are +0,
 // so a signed zero in the input never changes a result.

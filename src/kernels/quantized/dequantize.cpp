@@ -23,13 +23,13 @@ using detail::check_scales;
 using detail::check_tensor;
 using detail::dispatch_floating;
 using detail::dispatch_quantized;
+using detail::dtype_of;
 using detail::fail;
 using detail::FlatIntegers;
 using detail::FlatScales;
 using detail::for_each_row;
 using detail::row_length;
 using detail::row_stride;
-using detail::storage_dtype;
 
 constexpr const char* kPerTensorOp = "quantized_decomposed::dequantize_per_tensor.out";
 constexpr const char* kPerTensorTensorOp = "quantized_decomposed::dequantize_per_tensor.Tensor_out";
@@ -163,7 +163,7 @@ bool emit_through_f32(Out* out, int64_t n, const Produce& produce) {
 // one exists for these dtypes and parameters.
 template <typename Q, typename Out>
 bool dequantize_vectorised(const Q* in, Out* out, int64_t n, const Dequantize& p) {
-  constexpr DType in_dtype = storage_dtype<Q>();
+  constexpr DType in_dtype = dtype_of<Q>();
   const auto count = [](int64_t c) { return static_cast<std::size_t>(c); };
   const auto in_f32 = [&](int64_t start, int64_t c, float* dst) {
     return simd::dequantize_to_f32(in_dtype, in + start, count(c), p.zero_point_f32, p.scale_f32, dst);
@@ -185,7 +185,7 @@ bool dequantize_vectorised(const Q* in, Out* out, int64_t n, const Dequantize& p
       if (!small_zp64) return false;
       if constexpr (std::is_same_v<Out, double> || std::is_same_v<Out, float>)
         return simd::dequantize_binary64(in_dtype, in, count(n), static_cast<double>(p.zero_point), p.scale,
-                                         storage_dtype<Out>(), out);
+                                         dtype_of<Out>(), out);
       else
         return emit_through_f32(out, n, in_binary64_to_f32);
     case Rule::Binary32Scale:

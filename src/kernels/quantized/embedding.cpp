@@ -39,36 +39,6 @@ struct Layout {
   int64_t group_size;  // gs = E / G (E for 1-D scales)
 };
 
-// ---- memory offsets of logical positions (strides honoured) ----
-
-// Offset of the element at row-major index `flat`.
-int64_t element_offset(TensorRef t, int64_t flat) {
-  if (t.is_contiguous()) return flat;
-  int64_t offset = 0;
-  for (int64_t d = t.dim() - 1; d >= 0; --d) {
-    offset += (flat % t.size(d)) * t.stride(d);
-    flat /= t.size(d);
-  }
-  return offset;
-}
-
-// Offset of the first element of `row` of `t` viewed as [numel / size(-1), size(-1)].
-int64_t row_offset(TensorRef t, int64_t row) {
-  if (t.is_contiguous()) return row * t.size(t.dim() - 1);
-  int64_t offset = 0;
-  for (int64_t d = t.dim() - 2; d >= 0; --d) {
-    offset += (row % t.size(d)) * t.stride(d);
-    row /= t.size(d);
-  }
-  return offset;
-}
-
-int64_t index_at(TensorRef indices, int64_t position) {
-  const int64_t offset = element_offset(indices, position);
-  if (indices.dtype() == DType::Int32) return indices.data_as<const int32_t>()[offset];
-  return indices.data_as<const int64_t>()[offset];
-}
-
 // ---- argument checks (§6.5, ET's order with ours interleaved) ----
 
 bool is_embedding_float(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
@@ -199,9 +169,10 @@ struct GroupTable {
 template <typename P>
 bool check_rows(KernelContext& ctx, const Overload& o, TensorRef indices, TensorRef scales, const Layout& layout) {
   const GroupTable<P> table(scales);
+  const detail::FlatIntegers index(indices);
   const int64_t groups = scales.dim() == 2 ? scales.size(1) : 1;
   for (int64_t p = 0; p < indices.numel(); ++p) {
-    const int64_t row = index_at(indices, p);
+    const int64_t row = index[p];
     if (row < 0 || row >= layout.rows)
       return fail(ctx, o.op, "indices[{}] = {} is out of range for a weight of {} rows", p, row, layout.rows);
     for (int64_t g = 0; g < groups; ++g) {
@@ -280,10 +251,11 @@ void lookup_rows(const Overload& o, TensorRef weight, TensorRef scales, std::opt
   if (zero_points) zp_table.emplace(*zero_points);
   const int64_t weight_stride = weight.stride(1);
   const int64_t dst_stride = out.stride(out.dim() - 1);
+  const detail::FlatIntegers index(indices);
   for (int64_t p = 0; p < indices.numel(); ++p) {
-    const int64_t row = index_at(indices, p);
+    const int64_t row = index[p];
     const int64_t src = row * weight.stride(0);
-    O* dst = out.data_as<O>() + row_offset(out, p);
+    O* dst = out.data_as<O>() + detail::row_offset(out, p);
     auto emit = [&](auto decoded) {
       dequantize_row<P, O, kUnit>(decoded, scale_table, zp_table, row, layout, dst, dst_stride);
     };

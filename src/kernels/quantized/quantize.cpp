@@ -120,7 +120,7 @@ void quantize_binary64_run(const In* in, int64_t in_stride, Q* out, int64_t out_
                            const Binary64Quantize& p, DType out_dtype) {
   if constexpr (std::is_same_v<In, float> || std::is_same_v<In, double>) {
     if (in_stride == 1 && out_stride == 1 && n >= kMinVectorRun &&
-        simd::quantize_binary64(detail::storage_dtype<In>(), in, static_cast<std::size_t>(n), p, out_dtype, out))
+        simd::quantize_binary64(detail::dtype_of<In>(), in, static_cast<std::size_t>(n), p, out_dtype, out))
       return;
   }
   for (int64_t i = 0; i < n; ++i) out[i * out_stride] = quantize_binary64_element<Q>(in[i * in_stride], p);

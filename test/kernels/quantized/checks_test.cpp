@@ -174,8 +174,8 @@ TEST_CASE("checks: quant range and axis checks") {
   CHECK(d::normalize_axis(ctx, kOp, -1, 3) == 2);
   CHECK_FALSE(d::normalize_axis(ctx, kOp, 3, 3).has_value());
   require_error(ctx, {"axis 3"});
-  CHECK(d::storage_dtype<BFloat16>() == DType::BFloat16);
-  CHECK(d::storage_dtype<uint16_t>() == DType::UInt16);
+  CHECK(d::dtype_of<BFloat16>() == DType::BFloat16);
+  CHECK(d::dtype_of<uint16_t>() == DType::UInt16);
 }
 
 }  // namespace
