@@ -4,7 +4,8 @@
 The digest is SHA-256 over the library's source files (name and content,
 not their location, so two checkouts agree) and the compiler settings that
 affect numerics. Usage:
-  fingerprint.py --macro NAME --settings TEXT --output FILE SOURCE...
+  fingerprint.py [--macro NAME] --settings TEXT --output FILE SOURCE...
+NAME defaults to ET_OPS_KERNEL_LIBRARY_DIGEST, the macro <et_ops/kernel_library.h> reads.
 """
 import argparse
 import hashlib
@@ -25,7 +26,7 @@ def digest(sources, settings):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--macro", required=True)
+    parser.add_argument("--macro", default="ET_OPS_KERNEL_LIBRARY_DIGEST")
     parser.add_argument("--settings", required=True)
     parser.add_argument("--output", required=True)
     parser.add_argument("sources", nargs="+")

@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "et_ops/diagnostics.h"
+#include "et_ops/schema.h"
 
 namespace et_ops {
 namespace {
 
 std::vector<std::string> quantized_operators() {
   return {
-#define ET_OPS_OPERATOR(function, name, schema) name,
+#define ET_OPS_OPERATOR(function, schema) std::string(schema_operator_name(schema)),
 #include "kernels/quantized/operators.def"
 #undef ET_OPS_OPERATOR
   };
@@ -17,7 +18,7 @@ std::vector<std::string> quantized_operators() {
 
 std::vector<std::string> portable_operators() {
   return {
-#define ET_OPS_OPERATOR(function, name, schema) name,
+#define ET_OPS_OPERATOR(function, schema) std::string(schema_operator_name(schema)),
 #include "kernels/portable/operators.def"
 #undef ET_OPS_OPERATOR
   };

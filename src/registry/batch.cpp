@@ -1,0 +1,109 @@
+// Building a batch: one pass to size the block, one to fill it.
+#include "registry/batch.h"
+
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "et_ops/schema.h"
+#include "registry/fault_injection.h"
+#include "registry/name_hash.h"
+
+namespace et_ops::detail {
+namespace {
+
+constexpr std::size_t align_up(std::size_t n, std::size_t alignment) { return (n + alignment - 1) / alignment * alignment; }
+
+// Where each part of the block starts.
+struct Layout {
+  std::size_t records = 0, keys = 0, text = 0, total = 0;
+};
+
+Layout layout_of(const et_ops_manifest& m, std::string_view library_path, std::size_t key_count) {
+  std::size_t text = std::strlen(m.component) + (m.version ? std::strlen(m.version) : 0) + library_path.size();
+  for (std::size_t i = 0; i < m.record_count; ++i) {
+    const et_ops_kernel_record& r = manifest_record(m, i);
+    text += std::strlen(r.op) + std::strlen(r.schema) + std::strlen(r.fingerprint);
+    if (*r.key != '\0') text += KernelKey::parse(r.key)->text().size();
+  }
+  Layout layout;
+  layout.records = align_up(sizeof(Batch), alignof(Record));
+  layout.keys = align_up(layout.records + m.record_count * sizeof(Record), alignof(KernelKey));
+  layout.text = layout.keys + key_count * sizeof(KernelKey);
+  layout.total = layout.text + text;
+  return layout;
+}
+
+// Appends text to the block's text area.
+class TextWriter {
+ public:
+  explicit TextWriter(char* at) : at_(at) {}
+  std::string_view write(const char* text, std::size_t size) {
+    std::memcpy(at_, text, size);
+    std::string_view view(at_, size);
+    at_ += size;
+    return view;
+  }
+  std::string_view write(std::string_view text) { return write(text.data(), text.size()); }
+  std::string_view write(const char* text) { return write(text, std::strlen(text)); }
+
+ private:
+  char* at_;
+};
+
+}  // namespace
+
+Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint64_t first_sequence) {
+  std::size_t key_count = 0;
+  for (std::size_t i = 0; i < m.record_count; ++i) key_count += *manifest_record(m, i).key != '\0';
+  const Layout layout = layout_of(m, library_path, key_count);
+  maybe_inject_allocation_failure();
+  char* block = static_cast<char*>(::operator new(layout.total));
+  auto* batch = new (block) Batch();
+  batch->records = reinterpret_cast<Record*>(block + layout.records);
+  batch->keys = reinterpret_cast<KernelKey*>(block + layout.keys);
+  TextWriter text(block + layout.text);
+  batch->component = text.write(m.component);
+  batch->version = text.write(m.version ? m.version : "");
+  batch->library_path = text.write(library_path);
+  try {
+    for (std::size_t i = 0; i < m.record_count; ++i) {
+      const et_ops_kernel_record& r = manifest_record(m, i);
+      Record* record = new (&batch->records[i]) Record();
+      ++batch->record_count;
+      record->op = text.write(r.op);
+      record->hash = hash_name(record->op);
+      record->fn = r.fn;
+      record->schema = text.write(r.schema);
+      record->fingerprint = text.write(r.fingerprint);
+      record->batch = batch;
+      record->sequence = first_sequence + i;
+      if (*r.key != '\0') {
+        KernelKey* key = new (&batch->keys[batch->key_count]) KernelKey(*KernelKey::parse(r.key));
+        ++batch->key_count;
+        record->key = key;
+        record->key_text = text.write(key->text());
+      }
+      // A schema that does not parse gives no argument information; the
+      // registry accepts it (only the kernel library kit insists).
+      const SchemaSummary schema = summarize_schema(record->schema);
+      if (schema.ok() && schema.argument_count <= 64) {
+        record->argument_count = static_cast<int32_t>(schema.argument_count);
+        record->written = schema.written;
+      }
+    }
+  } catch (...) {
+    destroy_batch(batch);
+    throw;
+  }
+  return batch;
+}
+
+void destroy_batch(Batch* batch) {
+  if (batch == nullptr) return;
+  for (std::size_t i = 0; i < batch->key_count; ++i) batch->keys[i].~KernelKey();
+  batch->~Batch();  // Records are trivially destructible
+  ::operator delete(static_cast<void*>(batch));
+}
+
+}  // namespace et_ops::detail
