@@ -3,8 +3,7 @@
 
 #include <fmt/format.h>
 
-
-#include "library_loader.h"
+#include "et_ops/library_loader.h"
 #if ET_OPS_TOOL_HAVE_PORTABLE
 #include "et_ops/kernels/portable.h"
 #endif
@@ -79,6 +78,13 @@ bool register_kernel_set(const std::string& name) {
   return result.ok();
 }
 
+// Libraries loaded with --load-library stay loaded and registered while
+// et-ops runs.
+std::vector<LoadedKernelLibrary>& loaded_libraries() {
+  static std::vector<LoadedKernelLibrary> libraries;
+  return libraries;
+}
+
 }  // namespace
 
 std::set<std::string> registry_setup_options() { return {"--kernels", "--policy", "--load-library"}; }
@@ -99,11 +105,15 @@ bool apply_registry_setup(const RegistrySetup& setup) {
   if (setup.policy) set_duplicate_policy(*setup.policy);
   bool ok = true;
   for (const std::string& name : setup.kernel_sets) ok = register_kernel_set(name) && ok;
-  for (const std::string& path : setup.libraries)
-    if (std::string error = load_and_register(path); !error.empty()) {
-      fmt::print(stderr, "et-ops: {}\n", error);
+  for (const std::string& path : setup.libraries) {
+    LoadedKernelLibrary library = load_kernel_library(path);
+    if (!library) {
+      fmt::print(stderr, "et-ops: {}\n", library.message());
       ok = false;
+    } else {
+      loaded_libraries().push_back(std::move(library));
     }
+  }
   return ok;
 }
 
