@@ -53,12 +53,11 @@ std::filesystem::path runtime_directory() {
 }
 
 // Installed, the kernel libraries sit beside libet_ops.so; in a build tree
-// they sit in src/kernels/<set>/ below it.
+// they sit in src/kernels/ below it.
 std::string find_shipped_library(const std::filesystem::path& directory, const ComponentInfo& component) {
-  const std::string set = component.name.substr(component.name.find('_') + 1);  // "kernels_quantized" -> "quantized"
   for (const std::filesystem::path& candidate :
        {directory / component.library, directory / (component.library + "." ET_OPS_SO_VERSION),
-        directory / "kernels" / set / component.library})
+        directory / "kernels" / component.library})
     if (std::filesystem::exists(candidate)) return candidate.string();
   return (directory / component.library).string();  // reported as missing
 }

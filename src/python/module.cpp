@@ -27,12 +27,7 @@
 #include "et_ops/program.h"
 #include "et_ops/registry.h"
 #include "et_ops/tensor.h"
-#if ET_OPS_PYTHON_WITH_QUANTIZED
-#include "et_ops/kernels/quantized.h"
-#endif
-#if ET_OPS_PYTHON_WITH_PORTABLE
-#include "et_ops/kernels/portable.h"
-#endif
+#include "built_kernel_sets.h"
 
 namespace py = pybind11;
 
@@ -364,14 +359,12 @@ struct ProjectComponent {
   RegistrationResult (*register_kernels)();
 };
 
+// The kernel sets this build makes (the table of kernel sets).
 std::vector<ProjectComponent> project_components() {
   std::vector<ProjectComponent> components;
-#if ET_OPS_PYTHON_WITH_QUANTIZED
-  components.push_back({kernels::quantized::kComponent, &kernels::quantized::register_kernels});
-#endif
-#if ET_OPS_PYTHON_WITH_PORTABLE
-  components.push_back({kernels::portable::kComponent, &kernels::portable::register_kernels});
-#endif
+#define ET_OPS_PYTHON_BUILT_SET(set) components.push_back({kernels::set::kComponent, &kernels::set::register_kernels});
+  ET_OPS_BUILT_KERNEL_SETS(ET_OPS_PYTHON_BUILT_SET)
+#undef ET_OPS_PYTHON_BUILT_SET
   return components;
 }
 
