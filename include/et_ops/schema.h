@@ -112,7 +112,9 @@ class SchemaReader {
   constexpr bool ok() const { return error_ == nullptr; }
   // What is wrong (static text), or nullptr.
   constexpr const char* error() const { return error_; }
-  constexpr std::size_t error_offset() const { return static_cast<std::size_t>(error_at_ - begin_); }
+  constexpr std::size_t error_offset() const {
+    return error_at_ == nullptr ? 0 : static_cast<std::size_t>(error_at_ - begin_);
+  }
 
   // "acme::scale.out"; empty when the schema does not start with one.
   constexpr std::string_view operator_name() const { return name_; }
