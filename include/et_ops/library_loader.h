@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "et_ops/abi.h"
 #include "et_ops/export.h"
@@ -50,10 +51,16 @@ class ET_OPS_API LoadedKernelLibrary {
   // Unregisters what this handle registered and closes it now.
   void close();
 
+  // What open_kernel_library() and load_kernel_library() do.
+  static LoadedKernelLibrary open(std::string_view path);
+  static LoadedKernelLibrary load(std::string_view path);
+
  private:
-  friend ET_OPS_API LoadedKernelLibrary open_kernel_library(std::string_view path);
-  friend ET_OPS_API LoadedKernelLibrary load_kernel_library(std::string_view path);
-  void fail(LibraryLoadError error, std::string message);
+  void fail(LibraryLoadError error, std::string message) {
+    close();
+    error_ = error;
+    message_ = std::move(message);
+  }
 
   LibraryLoadError error_ = LibraryLoadError::None;
   std::string message_;
@@ -67,10 +74,10 @@ class ET_OPS_API LoadedKernelLibrary {
 
 // Opens the library at `path` and reads its manifest, registering nothing
 // (et-ops check).
-ET_OPS_API LoadedKernelLibrary open_kernel_library(std::string_view path);
+inline LoadedKernelLibrary open_kernel_library(std::string_view path) { return LoadedKernelLibrary::open(path); }
 
 // Opens the library at `path` and registers its manifest as one batch.
-ET_OPS_API LoadedKernelLibrary load_kernel_library(std::string_view path);
+inline LoadedKernelLibrary load_kernel_library(std::string_view path) { return LoadedKernelLibrary::load(path); }
 
 }  // namespace et_ops
 

@@ -20,6 +20,10 @@
 #include <cstdint>
 #include <string_view>
 
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#endif
+
 namespace et_ops {
 
 // What an argument is, as kernels receive it (see docs/writing-kernels.md
@@ -118,6 +122,9 @@ class SchemaReader {
 
   // "acme::scale.out"; empty when the schema does not start with one.
   constexpr std::string_view operator_name() const { return name_; }
+  // The text not read yet: after construction, the argument list and the
+  // returns ("Tensor self, *, Tensor(a!) out) -> Tensor(a!)").
+  constexpr std::string_view unread() const { return std::string_view(at_, static_cast<std::size_t>(end_ - at_)); }
 
   // The next argument; false at the end of the list (ok() stays true) or on
   // a syntax error (ok() becomes false). The end also checks `-> RETURNS`.
@@ -167,11 +174,37 @@ class SchemaReader {
   constexpr std::string_view identifier() {
     const char* start = at_;
     if (!(char_class(peek()) & kIdentifierStart)) return {};
-    const char* p = at_ + 1;
-    while (p < end_ && (char_class(*p) & kIdentifier)) ++p;
-    at_ = p;
-    return std::string_view(start, static_cast<std::size_t>(p - start));
+    at_ = identifier_end(at_ + 1, end_);
+    return std::string_view(start, static_cast<std::size_t>(at_ - start));
   }
+
+  // The first character at or after p that is not a letter, digit or '_';
+  // 16 at a time where SSE2 is there and the call is not constant-evaluated.
+  static constexpr const char* identifier_end(const char* p, const char* end) {
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    if (!__builtin_is_constant_evaluated()) {
+      while (end - p >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z');
+        const __m128i digit = in_range(v, '0', '9');
+        const __m128i underscore = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
+        const unsigned mask =
+            static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), underscore)));
+        if (mask != 0xFFFFu) return p + __builtin_ctz(~mask);
+        p += 16;
+      }
+    }
+#endif
+    while (p < end && (char_class(*p) & kIdentifier)) ++p;
+    return p;
+  }
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+  // Bytes of v in [low, high]: 0xFF, else 0.
+  static __m128i in_range(__m128i v, char low, char high) {
+    const __m128i shifted = _mm_sub_epi8(v, _mm_set1_epi8(low));
+    return _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(static_cast<char>(high - low))), shifted);
+  }
+#endif
 
   // NAMESPACE::NAME[.OVERLOAD](
   constexpr void read_operator_name() {
@@ -180,7 +213,7 @@ class SchemaReader {
     if (identifier().empty()) return void(fail("expected the operator's name after '::'"));
     if (consume('.')) {
       const char* start = at_;
-      while (at_ < end_ && (char_class(*at_) & kIdentifier)) ++at_;
+      at_ = identifier_end(at_, end_);
       if (at_ == start) return void(fail("expected an overload name after '.'"));
     }
     name_ = std::string_view(begin_, static_cast<std::size_t>(at_ - begin_));
@@ -330,8 +363,8 @@ struct SchemaSummary {
   constexpr bool writes(std::size_t i) const { return i < 64 && ((written >> i) & 1u) != 0; }
 };
 
-constexpr SchemaSummary summarize_schema(std::string_view schema) {
-  SchemaReader reader(schema);
+// Reads the rest of `reader`'s schema.
+constexpr SchemaSummary summarize_schema(SchemaReader& reader) {
   SchemaSummary summary;
   SchemaArgument argument;
   while (reader.next(argument)) {
@@ -341,6 +374,11 @@ constexpr SchemaSummary summarize_schema(std::string_view schema) {
   summary.error = reader.error();
   summary.error_offset = reader.error_offset();
   return summary;
+}
+
+constexpr SchemaSummary summarize_schema(std::string_view schema) {
+  SchemaReader reader(schema);
+  return summarize_schema(reader);
 }
 
 }  // namespace et_ops

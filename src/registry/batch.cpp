@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <vector>
 
 #include "et_ops/schema.h"
 #include "registry/fault_injection.h"
@@ -19,11 +20,18 @@ struct Layout {
   std::size_t records = 0, keys = 0, text = 0, total = 0;
 };
 
-Layout layout_of(const et_ops_manifest& m, std::string_view library_path, std::size_t key_count) {
+// Sizes the block; `lengths` gets each record's op, schema and fingerprint
+// lengths, so the fill pass measures nothing again.
+Layout layout_of(const et_ops_manifest& m, std::string_view library_path, std::size_t key_count,
+                 std::vector<std::size_t>& lengths) {
   std::size_t text = std::strlen(m.component) + (m.version ? std::strlen(m.version) : 0) + library_path.size();
+  lengths.resize(3 * m.record_count);
   for (std::size_t i = 0; i < m.record_count; ++i) {
     const et_ops_kernel_record& r = manifest_record(m, i);
-    text += std::strlen(r.op) + std::strlen(r.schema) + std::strlen(r.fingerprint);
+    lengths[3 * i] = std::strlen(r.op);
+    lengths[3 * i + 1] = std::strlen(r.schema);
+    lengths[3 * i + 2] = std::strlen(r.fingerprint);
+    text += lengths[3 * i] + lengths[3 * i + 1] + lengths[3 * i + 2];
     if (*r.key != '\0') text += KernelKey::parse(r.key)->text().size();
   }
   Layout layout;
@@ -33,6 +41,27 @@ Layout layout_of(const et_ops_manifest& m, std::string_view library_path, std::s
   layout.total = layout.text + text;
   return layout;
 }
+
+// What a record's schema says about its arguments. Kernels of one library
+// often share their argument list (the .out overloads of one family), so
+// the last list read is remembered and its summary reused.
+class SchemaSummaries {
+ public:
+  SchemaSummary of(std::string_view schema) {
+    SchemaReader reader(schema);
+    if (!reader.ok()) return SchemaSummary{reader.error(), reader.error_offset(), 0, 0};
+    if (have_last_ && reader.unread() == last_arguments_) return last_;
+    last_arguments_ = reader.unread();
+    last_ = summarize_schema(reader);
+    have_last_ = true;
+    return last_;
+  }
+
+ private:
+  bool have_last_ = false;
+  std::string_view last_arguments_;
+  SchemaSummary last_;
+};
 
 // Appends text to the block's text area.
 class TextWriter {
@@ -53,10 +82,11 @@ class TextWriter {
 
 }  // namespace
 
-Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint64_t first_sequence) {
+Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint64_t first_sequence,
+                  std::vector<std::size_t>& lengths) {
   std::size_t key_count = 0;
   for (std::size_t i = 0; i < m.record_count; ++i) key_count += *manifest_record(m, i).key != '\0';
-  const Layout layout = layout_of(m, library_path, key_count);
+  const Layout layout = layout_of(m, library_path, key_count, lengths);
   maybe_inject_allocation_failure();
   char* block = static_cast<char*>(::operator new(layout.total));
   auto* batch = new (block) Batch();
@@ -66,16 +96,17 @@ Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint6
   batch->component = text.write(m.component);
   batch->version = text.write(m.version ? m.version : "");
   batch->library_path = text.write(library_path);
+  SchemaSummaries summaries;
   try {
     for (std::size_t i = 0; i < m.record_count; ++i) {
       const et_ops_kernel_record& r = manifest_record(m, i);
       Record* record = new (&batch->records[i]) Record();
-      ++batch->record_count;
-      record->op = text.write(r.op);
+      batch->record_count = i + 1;
+      record->op = text.write(r.op, lengths[3 * i]);
       record->hash = hash_name(record->op);
       record->fn = r.fn;
-      record->schema = text.write(r.schema);
-      record->fingerprint = text.write(r.fingerprint);
+      record->schema = text.write(r.schema, lengths[3 * i + 1]);
+      record->fingerprint = text.write(r.fingerprint, lengths[3 * i + 2]);
       record->batch = batch;
       record->sequence = first_sequence + i;
       if (*r.key != '\0') {
@@ -86,7 +117,7 @@ Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint6
       }
       // A schema that does not parse gives no argument information; the
       // registry accepts it (only the kernel library kit insists).
-      const SchemaSummary schema = summarize_schema(record->schema);
+      const SchemaSummary schema = summaries.of(record->schema);
       if (schema.ok() && schema.argument_count <= 64) {
         record->argument_count = static_cast<int32_t>(schema.argument_count);
         record->written = schema.written;

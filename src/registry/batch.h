@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "et_ops/registry.h"
 
@@ -45,8 +46,9 @@ struct Batch {
 };
 
 // The records of `m` (already validated), numbered from `first_sequence`,
-// in one allocation. Throws std::bad_alloc.
-Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint64_t first_sequence);
+// in one allocation; `lengths` is scratch space. Throws std::bad_alloc.
+Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint64_t first_sequence,
+                  std::vector<std::size_t>& lengths);
 void destroy_batch(Batch* batch);
 
 // Record i of a manifest, whose records may be larger than ours (a newer builder).

@@ -54,13 +54,7 @@ void LoadedKernelLibrary::close() {
   handle_ = nullptr;
 }
 
-void LoadedKernelLibrary::fail(LibraryLoadError error, std::string message) {
-  close();
-  error_ = error;
-  message_ = std::move(message);
-}
-
-LoadedKernelLibrary open_kernel_library(std::string_view path_text) {
+LoadedKernelLibrary LoadedKernelLibrary::open(std::string_view path_text) {
   LoadedKernelLibrary library;
   const std::string path(path_text);
   library.path_ = path;
@@ -98,8 +92,8 @@ LoadedKernelLibrary open_kernel_library(std::string_view path_text) {
   return library;
 }
 
-LoadedKernelLibrary load_kernel_library(std::string_view path) {
-  LoadedKernelLibrary library = open_kernel_library(path);
+LoadedKernelLibrary LoadedKernelLibrary::load(std::string_view path) {
+  LoadedKernelLibrary library = open(path);
   if (!library.ok()) return library;
   library.registration_ = register_manifest(*library.manifest_);
   if (!library.registration_.ok()) {

@@ -193,6 +193,7 @@ class Registry {
     std::vector<uint32_t> entry_first;    // per old entry: its first new record, or UINT32_MAX
     std::vector<uint32_t> next_in_entry;  // per record: the next new record of the same old entry
     std::vector<Collision> conflicts;
+    std::vector<std::size_t> lengths;  // of each record's strings, while the batch is built
   };
   static constexpr uint32_t kNone = UINT32_MAX;
 
@@ -208,7 +209,7 @@ class Registry {
                                      const PolicyChoice& policy) {
     std::lock_guard<std::mutex> lock(write_mutex_);
     const Table& old = *current();
-    BatchOwner batch(make_batch(m, library, sequence_ + 1));
+    BatchOwner batch(make_batch(m, library, sequence_ + 1, scratch_.lengths));
     const std::size_t n = batch->record_count;
     prepare_scratch(n, old);
     uint32_t registered = 0, deduplicated = 0, unchanged = 0, new_ops = 0;
