@@ -100,28 +100,29 @@ Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint6
   try {
     for (std::size_t i = 0; i < m.record_count; ++i) {
       const et_ops_kernel_record& r = manifest_record(m, i);
-      Record* record = new (&batch->records[i]) Record();
-      batch->record_count = i + 1;
-      record->op = text.write(r.op, lengths[3 * i]);
-      record->hash = hash_name(record->op);
-      record->fn = r.fn;
-      record->schema = text.write(r.schema, lengths[3 * i + 1]);
-      record->fingerprint = text.write(r.fingerprint, lengths[3 * i + 2]);
-      record->batch = batch;
-      record->sequence = first_sequence + i;
+      // Every field written once (a value-initialised Record would be
+      // zeroed first, which costs as much as the rest of the record).
+      const std::string_view op = text.write(r.op, lengths[3 * i]);
+      const std::string_view schema = text.write(r.schema, lengths[3 * i + 1]);
+      const std::string_view fingerprint = text.write(r.fingerprint, lengths[3 * i + 2]);
+      const KernelKey* key = nullptr;
+      std::string_view key_text;
       if (*r.key != '\0') {
-        KernelKey* key = new (&batch->keys[batch->key_count]) KernelKey(*KernelKey::parse(r.key));
+        key = new (&batch->keys[batch->key_count]) KernelKey(*KernelKey::parse(r.key));
         ++batch->key_count;
-        record->key = key;
-        record->key_text = text.write(key->text());
+        key_text = text.write(key->text());
       }
       // A schema that does not parse gives no argument information; the
-      // registry accepts it (only the kernel library kit insists).
-      const SchemaSummary schema = summaries.of(record->schema);
-      if (schema.ok() && schema.argument_count <= 64) {
-        record->argument_count = static_cast<int32_t>(schema.argument_count);
-        record->written = schema.written;
-      }
+      // registry accepts it (only the kernel library kit insists). Read
+      // from the manifest, not the copy just written: reading freshly
+      // stored bytes stalls on store forwarding.
+      const SchemaSummary summary = summaries.of(std::string_view(r.schema, lengths[3 * i + 1]));
+      const bool known = summary.ok() && summary.argument_count <= 64;
+      const uint64_t hash = hash_name(std::string_view(r.op, lengths[3 * i]));  // the manifest's, too
+      new (&batch->records[i]) Record{op, key_text, schema, fingerprint, hash, r.fn, key,
+                                      known ? static_cast<int32_t>(summary.argument_count) : -1,
+                                      known ? summary.written : 0, batch, first_sequence + i};
+      batch->record_count = i + 1;
     }
   } catch (...) {
     destroy_batch(batch);

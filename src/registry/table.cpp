@@ -45,10 +45,7 @@ void Table::destroy(const Table* table) {
 }
 
 void Table::add_entry(std::string_view name, uint64_t hash) {
-  Entry* e = new (&entries_[entry_count_++]) Entry();
-  e->name = name;
-  e->hash = hash;
-  e->first = static_cast<uint32_t>(record_count_);
+  new (&entries_[entry_count_++]) Entry{name, hash, ResolvedKernel{}, false, static_cast<uint32_t>(record_count_), 0};
 }
 
 void Table::finish() {
