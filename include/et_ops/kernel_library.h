@@ -537,8 +537,11 @@ class KernelLibrary {
 // --load-library, et_ops.load_library(), et_ops::load_kernel_library):
 // `library` names a function returning the library's KernelLibrary. A
 // private static copy of a library (ET_OPS_STATIC_KERNELS) exports none.
+// Either form is a complete declaration, with or without a ';' after it.
 #if defined(ET_OPS_STATIC_KERNELS)
-#define ET_OPS_LOADABLE_KERNEL_LIBRARY(library) static_assert(true, "")
+#define ET_OPS_LOADABLE_KERNEL_LIBRARY(library) \
+  extern "C" {                                 \
+  }
 #else
 #define ET_OPS_LOADABLE_KERNEL_LIBRARY(library)                                                            \
   extern "C" ET_OPS_VISIBLE const et_ops_manifest* et_ops_kernel_library_manifest(void) {                 \
