@@ -75,6 +75,7 @@ class ArgumentReader {
   ArgumentReader(et_ops_kernel_context* ctx, const char* schema, et_ops_value* const* args, std::size_t count,
                  std::size_t expected)
       : ctx_(KernelContext::from(ctx)), schema_(schema ? schema : ""), args_(args), count_(count) {
+    // The schema is read only to name what is wrong, never on the way to a kernel.
     if (count != expected)
       ctx_.fail(op() + ": expected " + std::to_string(expected) + " arguments, got " + std::to_string(count));
   }
@@ -184,7 +185,7 @@ class ArgumentReader {
   }
 
   KernelContext& ctx_;
-  std::string_view schema_;
+  const char* schema_;
   et_ops_value* const* args_;
   std::size_t count_;
   et_ops_tensor placeholder_{nullptr, nullptr, nullptr, nullptr, 0, ET_OPS_DTYPE_FLOAT32, 0};
