@@ -133,6 +133,22 @@ class ArgumentReader {
     return IntList(v->u.int_list);
   }
 
+  TensorList tensor_list(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_TENSOR_LIST);
+    if (v == nullptr) return TensorList();
+    const et_ops_tensor_list& list = v->u.tensor_list;
+    if (list.size < 0 || (list.size > 0 && list.data == nullptr)) {
+      fail(i, "is a malformed tensor list");
+      return TensorList();
+    }
+    for (int64_t e = 0; e < list.size; ++e)
+      if (list.data[e] == nullptr) {
+        fail(i, "holds a null tensor at " + std::to_string(e));
+        return TensorList();
+      }
+    return TensorList(list);
+  }
+
   // An aten Scalar arrives as an int or a double value; which one matters.
   Scalar scalar(std::size_t i) {
     if (tag(i) == ET_OPS_VALUE_INT) return Scalar(args_[i]->u.i);
@@ -180,6 +196,7 @@ class ArgumentReader {
       case ET_OPS_VALUE_SCALAR_TYPE: return "a scalar type";
       case ET_OPS_VALUE_INT_LIST: return "an int list";
       case ET_OPS_VALUE_TENSOR: return "a tensor";
+      case ET_OPS_VALUE_TENSOR_LIST: return "a tensor list";
       default: return "an invalid value";
     }
   }
@@ -218,6 +235,11 @@ template <>
 struct KernelArgument<TensorRef> {
   static constexpr ArgumentKind kind = ArgumentKind::Tensor;
   static TensorRef read(detail::ArgumentReader& a, std::size_t i) { return a.tensor(i); }
+};
+template <>
+struct KernelArgument<TensorList> {
+  static constexpr ArgumentKind kind = ArgumentKind::TensorList;
+  static TensorList read(detail::ArgumentReader& a, std::size_t i) { return a.tensor_list(i); }
 };
 template <>
 struct KernelArgument<int64_t> {
@@ -396,7 +418,7 @@ constexpr KernelDefinition kernel(const char* schema, const char* key = "") {
   if constexpr (Signature::valid) {
     static_assert(Signature::arguments_mapped,
                   "et_ops::kernel<&fn>: a parameter of fn has a type that no schema type maps to; use "
-                  "TensorRef, std::optional<TensorRef>, int64_t, std::optional<int64_t>, double, "
+                  "TensorRef, std::optional<TensorRef>, TensorList, int64_t, std::optional<int64_t>, double, "
                   "std::optional<double>, bool, std::optional<bool>, et_ops::Scalar, std::optional<Scalar>, "
                   "DType, std::optional<DType>, IntList or std::optional<IntList> (see docs/writing-kernels.md)");
     KernelDefinition definition;

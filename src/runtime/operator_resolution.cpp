@@ -23,13 +23,23 @@ void tensor_arguments(const Program::Impl& program, const Program::Impl::Instruc
   }
 }
 
-// Whether any instruction names a constant tensor (a pointer into the
-// read-only mapping of the file).
+bool is_constant(const Program::Impl& program, uint32_t v) {
+  const int32_t slot = program.slot_of_value[v];
+  return slot >= 0 && program.tensor_slots[static_cast<std::size_t>(slot)].constant;
+}
+
+// Whether value v is, or (a tensor_list) holds, a constant tensor: a pointer
+// into the read-only mapping of the file.
+bool holds_constant(const Program::Impl& program, uint32_t v) {
+  if (is_constant(program, v)) return true;
+  for (uint32_t element : program.model.values[v].elements)
+    if (is_constant(program, element)) return true;
+  return false;
+}
+
 bool passes_constants(const Program::Impl& program) {
-  for (uint32_t v : program.arg_values) {
-    const int32_t slot = program.slot_of_value[v];
-    if (slot >= 0 && program.tensor_slots[static_cast<std::size_t>(slot)].constant) return true;
-  }
+  for (uint32_t v : program.arg_values)
+    if (holds_constant(program, v)) return true;
   return false;
 }
 
@@ -44,8 +54,7 @@ void check_constant_writes(const Program::Impl& program, const std::vector<Resol
     const Program::Impl::Instruction& instruction = program.instructions[i];
     for (std::size_t a = 0; a < instruction.arg_count; ++a) {
       const uint32_t v = program.arg_values[instruction.first_arg + a];
-      const int32_t slot = program.slot_of_value[v];
-      if (kernels[i].writes(a) && slot >= 0 && program.tensor_slots[static_cast<std::size_t>(slot)].constant)
+      if (kernels[i].writes(a) && holds_constant(program, v))
         throw FormatError(fmt::format("{}: instructions[{}].args[{}] names value {}, a constant, where {} writes its "
                                       "argument {}; constants are read-only",
                                       program.path, i, a, v, program.model.instructions[i].op, a));

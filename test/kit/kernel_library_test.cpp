@@ -55,6 +55,13 @@ constexpr const char* kEverythingSchema =
 // Checked at compile time: a constexpr definition.
 constexpr et_ops::KernelDefinition kEverything = et_ops::kernel<&everything>(kEverythingSchema);
 
+bool sum_first(et_ops::KernelContext& ctx, et_ops::TensorList tensors, et_ops::TensorRef out) {
+  float total = 0.0f;
+  for (int64_t i = 0; i < tensors.size(); ++i) total += tensors[i].data_as<float>()[0];
+  out.data_as<float>()[0] = total;
+  return ctx.ok();
+}
+
 bool scale(et_ops::KernelContext& ctx, et_ops::TensorRef, double, et_ops::TensorRef) { return ctx.ok(); }
 bool takes_int(et_ops::KernelContext& ctx, et_ops::TensorRef, int64_t, et_ops::TensorRef) { return ctx.ok(); }
 bool one_tensor(et_ops::KernelContext& ctx, et_ops::TensorRef) { return ctx.ok(); }
@@ -110,6 +117,26 @@ TEST_CASE("every schema type arrives as its parameter type", "[kit]") {
   CHECK_FALSE(seen.os.has_value());
   CHECK_FALSE(seen.ot.has_value());
   CHECK_FALSE(seen.olist.has_value());
+}
+
+TEST_CASE("Tensor[] arrives as a TensorList", "[kit]") {
+  static const et_ops::KernelLibrary library(
+      "kit_test", "1.0", {et_ops::kernel<&sum_first>("kit_test::sum_first.out(Tensor[] tensors, *, Tensor(a!) out) -> ()")});
+  REQUIRE(library.ok());
+  const et_ops_kernel_fn fn = library.manifest().records[0].fn;
+  float a = 1.5f, b = 2.0f, out = 0.0f;
+  et_ops::Tensor ta(et_ops::DType::Float32, &a, {1}), tb(et_ops::DType::Float32, &b, {1});
+  et_ops::Tensor result(et_ops::DType::Float32, &out, {1});
+  et_ops_tensor* elements[] = {ta.raw(), tb.raw()};
+  et_ops_value list{};
+  list.tag = ET_OPS_VALUE_TENSOR_LIST;
+  list.u.tensor_list = et_ops_tensor_list{elements, 2};
+  std::vector<et_ops_value> args = {list, et_ops::tensor_value(result)};
+  REQUIRE(et_ops::call_kernel(fn, args).ok());
+  CHECK(out == 3.5f);
+  elements[1] = nullptr;
+  CHECK(std::string(et_ops::call_kernel(fn, args).message()) ==
+        "kit_test::sum_first.out: argument 0 ('tensors') holds a null tensor at 1");
 }
 
 TEST_CASE("a wrong argument is named by the operator, its position and its schema name", "[kit]") {
