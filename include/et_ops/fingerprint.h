@@ -1,5 +1,10 @@
-// Fingerprints: a kernel library's build-time digest of its sources and
-// numerics-relevant compiler settings, combined with each operator's name.
+// Fingerprints. A kernel library's digest is computed at build time
+// (et-ops-fingerprint): SHA-256 over its source files (names and contents)
+// and the compiler settings that affect numerics, 64 hex digits. Each
+// operator's fingerprint combines that digest with the operator's name into
+// 128 bits, written as 32 hex digits: two 64-bit FNV-1a hashes. It tells
+// copies built from the same sources and settings from other builds; it is
+// not a cryptographic signature.
 #ifndef ET_OPS_FINGERPRINT_H
 #define ET_OPS_FINGERPRINT_H
 
@@ -19,7 +24,8 @@ inline uint64_t fnv1a64(std::string_view bytes, uint64_t state) {
 }
 }  // namespace detail
 
-// 32 hex digits; equal digests and names give equal fingerprints.
+// 32 hex digits; equal digests and names give equal fingerprints, and a
+// change to either changes it.
 inline std::string operator_fingerprint(std::string_view library_digest, std::string_view op) {
   static const char* hex = "0123456789abcdef";
   const uint64_t parts[2] = {

@@ -16,7 +16,7 @@
 // in order, out arguments last; fn returns ctx.ok(). A signature that does
 // not match its schema is a compile error when the definition is a constant
 // expression (constexpr), else an error from register_kernels() naming the
-// operator and the argument. See docs/writing-kernels.md.
+// operator and the argument.
 #ifndef ET_OPS_KERNEL_LIBRARY_H
 #define ET_OPS_KERNEL_LIBRARY_H
 
@@ -420,7 +420,7 @@ constexpr KernelDefinition kernel(const char* schema, const char* key = "") {
                   "et_ops::kernel<&fn>: a parameter of fn has a type that no schema type maps to; use "
                   "TensorRef, std::optional<TensorRef>, TensorList, int64_t, std::optional<int64_t>, double, "
                   "std::optional<double>, bool, std::optional<bool>, et_ops::Scalar, std::optional<Scalar>, "
-                  "DType, std::optional<DType>, IntList or std::optional<IntList> (see docs/writing-kernels.md)");
+                  "DType, std::optional<DType>, IntList or std::optional<IntList>");
     KernelDefinition definition;
     definition.schema = schema;
     definition.key = key;

@@ -20,7 +20,7 @@
 namespace et_ops {
 
 // What happens when two different copies of a kernel (same operator and
-// key, different function addresses) are registered. See docs/registry.md.
+// key, different function addresses) are registered.
 enum class DuplicatePolicy { Fatal, FirstWins };
 
 inline constexpr const char* kDuplicatePolicyVariable = "ET_OPS_DUPLICATE_POLICY";
@@ -123,7 +123,8 @@ class RegistrationResult {
   uint32_t unchanged_ = 0;
 };
 
-// Registers a manifest atomically (see DESIGN "Registry contract").
+// Registers a manifest atomically: every record of it, or none (a rejected
+// batch leaves the registry exactly as it was).
 [[nodiscard]] ET_OPS_API RegistrationResult register_manifest(const et_ops_manifest& manifest);
 
 // Removes every record that came from the shared object at `library_path`

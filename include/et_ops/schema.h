@@ -26,8 +26,8 @@
 
 namespace et_ops {
 
-// What an argument is, as kernels receive it (see docs/writing-kernels.md
-// for the C++ parameter type of each).
+// What an argument is, as kernels receive it (kernel_library.h maps each to
+// the C++ parameter type of a typed kernel).
 enum class ArgumentKind : uint8_t {
   Tensor,              // Tensor, Tensor(a!)
   OptionalTensor,      // Tensor?

@@ -32,10 +32,16 @@ et_ops::test::ChildOutcome fatal_pair(const char* first, const char* second) {
 }  // namespace
 
 TEST_CASE("fatal aborts on a second copy, identical or different, in either order", "[policy][fatal]") {
-  const std::pair<const char*, const char*> orders[] = {
-      {COPY_A_PATH, COPY_B_PATH}, {COPY_B_PATH, COPY_A_PATH},
-      {COPY_A_PATH, COPY_MODIFIED_PATH}, {COPY_MODIFIED_PATH, COPY_A_PATH}};
-  for (auto [first, second] : orders) {
+  struct Pair {
+    const char* first;
+    const char* second;
+    bool identical;
+  };
+  const Pair orders[] = {{COPY_A_PATH, COPY_B_PATH, true},
+                         {COPY_B_PATH, COPY_A_PATH, true},
+                         {COPY_A_PATH, COPY_MODIFIED_PATH, false},
+                         {COPY_MODIFIED_PATH, COPY_A_PATH, false}};
+  for (auto [first, second, identical] : orders) {
     INFO(first << " then " << second);
     auto outcome = fatal_pair(first, second);
     CHECK_FALSE(outcome.exited);
@@ -46,8 +52,22 @@ TEST_CASE("fatal aborts on a second copy, identical or different, in either orde
     CHECK(text.find(et_ops::canonical_library_path(second)) != std::string::npos);
     CHECK(text.find("component test_kernels") != std::string::npos);
     CHECK(text.find("kernel key:") != std::string::npos);
+    // Says whether the copies are identical, and lists every way out.
+    if (identical) {
+      CHECK(text.find("Two identical copies of the same kernel") != std::string::npos);
+      CHECK(text.find("the two copies:         identical: same schema and fingerprint") != std::string::npos);
+      CHECK(text.find("different") == std::string::npos);
+    } else {
+      CHECK(text.find("Two different copies of the same kernel (their fingerprints differ)") != std::string::npos);
+      CHECK(text.find("the two copies:         fingerprint ") != std::string::npos);
+      CHECK(text.find("identical") == std::string::npos);
+    }
     CHECK(text.find("link only one copy") != std::string::npos);
-    CHECK(text.find("first-wins") != std::string::npos);
+    CHECK(text.find("ET_OPS_DUPLICATE_POLICY=first-wins") != std::string::npos);
+    CHECK(text.find("et-ops run --policy first-wins") != std::string::npos);
+    CHECK(text.find("et_ops.set_duplicate_policy(\"first-wins\")") != std::string::npos);
+    CHECK(text.find("et_ops::set_duplicate_policy(et_ops::DuplicatePolicy::FirstWins);") != std::string::npos);
+    CHECK(text.find("-Dduplicate_policy=first-wins") != std::string::npos);
   }
 }
 

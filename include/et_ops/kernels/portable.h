@@ -7,7 +7,7 @@
 // points below. Every entry point reports errors through its KernelContext
 // and returns ctx.ok(); none of them aborts or resizes its outputs: an out
 // tensor must already have exactly the result's shape and dtype.
-// See docs/kernels-portable.md for dtypes and semantics.
+// The kernels-portable page of the documentation lists dtypes and semantics.
 #ifndef ET_OPS_KERNELS_PORTABLE_H
 #define ET_OPS_KERNELS_PORTABLE_H
 
