@@ -3,9 +3,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace et_ops::tool {
 
-Arguments::Arguments(const std::vector<std::string>& args, const ArgumentSpec& spec) {
+const OptionSpec* CommandSpec::option(const std::string& name) const {
+  for (const OptionSpec& o : options)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+Arguments::Arguments(const std::vector<std::string>& args, const CommandSpec& spec) {
   bool options_ended = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -19,15 +27,16 @@ Arguments::Arguments(const std::vector<std::string>& args, const ArgumentSpec& s
     }
     const std::size_t equals = arg.find('=');
     const std::string name = arg.substr(0, equals);
-    if (spec.flags.count(name)) {
+    const OptionSpec* option = spec.option(name);
+    if (option == nullptr) throw UsageError(fmt::format("unknown option {}", name));
+    if (option->is_flag()) {
       if (equals != std::string::npos) throw UsageError(fmt::format("{} takes no value", name));
       flags_.insert(name);
-    } else if (spec.options.count(name)) {
-      if (equals == std::string::npos && i + 1 >= args.size()) throw UsageError(fmt::format("{} needs a value", name));
-      values_[name].push_back(equals != std::string::npos ? arg.substr(equals + 1) : args[++i]);
-    } else {
-      throw UsageError(fmt::format("unknown option {}", name));
+      continue;
     }
+    if (equals == std::string::npos && i + 1 >= args.size())
+      throw UsageError(fmt::format("{} needs a value ({})", name, option->value));
+    values_[name].push_back(equals != std::string::npos ? arg.substr(equals + 1) : args[++i]);
   }
   if (positional_.size() < spec.min_positional || positional_.size() > spec.max_positional)
     throw UsageError(spec.min_positional == spec.max_positional
@@ -46,6 +55,11 @@ std::optional<std::string> Arguments::value(const std::string& name) const {
   if (it == values_.end()) return std::nullopt;
   if (it->second.size() > 1) throw UsageError(fmt::format("{} may be given only once", name));
   return it->second.front();
+}
+
+bool asks_for_help(const std::vector<std::string>& args) {
+  const auto end = std::find(args.begin(), args.end(), "--");
+  return std::find_if(args.begin(), end, [](const std::string& a) { return a == "-h" || a == "--help"; }) != end;
 }
 
 }  // namespace et_ops::tool

@@ -1,8 +1,11 @@
-// A small command-line parser: positional arguments, flags (--json) and
-// options with values (--input FILE or --input=FILE, repeatable).
+// What each et-ops command accepts (its operands and options, with their
+// help text and how a shell completes them) and the parser that reads a
+// command line against it. One description serves parsing, `--help` and the
+// bash completion script.
 #ifndef ET_OPS_TOOLS_ARGS_H
 #define ET_OPS_TOOLS_ARGS_H
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,18 +20,46 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct ArgumentSpec {
-  std::set<std::string> flags;    // "--json"
-  std::set<std::string> options;  // "--input"; each takes a value
+// How a shell completes an operand or an option's value.
+struct Completion {
+  enum class Kind { Nothing, Files, Directories, Words, WordList };
+  Kind kind = Kind::Nothing;
+  std::string pattern;             // Files: a glob such as "*.npy" (empty: any file)
+  std::vector<std::string> words;  // Words; WordList: comma-separated words
+
+  static Completion files(std::string glob) { return {Kind::Files, std::move(glob), {}}; }
+  static Completion directories() { return {Kind::Directories, {}, {}}; }
+  static Completion one_of(std::vector<std::string> words) { return {Kind::Words, {}, std::move(words)}; }
+  static Completion list_of(std::vector<std::string> words) { return {Kind::WordList, {}, std::move(words)}; }
+};
+
+struct OptionSpec {
+  std::string name;   // "--input"
+  std::string value;  // what it takes, "FILE.npy"; empty for a flag
+  std::string help;
+  bool repeatable = false;
+  Completion completion;
+  bool is_flag() const { return value.empty(); }
+};
+
+struct CommandSpec {
+  std::string name;      // "run"
+  std::string operands;  // "PROGRAM.etp", "[LIBRARY...]"
+  std::string summary;   // one line
+  std::string details;   // more lines for --help (may be empty)
   std::size_t min_positional = 0;
   std::size_t max_positional = 0;
+  Completion operand_completion;
+  std::vector<OptionSpec> options;
+
+  const OptionSpec* option(const std::string& name) const;
 };
 
 class Arguments {
  public:
   // Throws UsageError on an unknown option, a missing value or a wrong
   // number of positional arguments.
-  Arguments(const std::vector<std::string>& args, const ArgumentSpec& spec);
+  Arguments(const std::vector<std::string>& args, const CommandSpec& spec);
 
   const std::vector<std::string>& positional() const { return positional_; }
   bool flag(const std::string& name) const { return flags_.count(name) != 0; }
@@ -42,6 +73,9 @@ class Arguments {
   std::set<std::string> flags_;
   std::map<std::string, std::vector<std::string>> values_;
 };
+
+// True when the arguments ask for help (-h or --help before any "--").
+bool asks_for_help(const std::vector<std::string>& args);
 
 }  // namespace et_ops::tool
 

@@ -181,11 +181,21 @@ nlohmann::json to_json(const Ownership& o) {
 
 }  // namespace
 
-int check_command(const std::vector<std::string>& arguments) {
-  ArgumentSpec spec;
-  spec.flags = {"--json"};
+CommandSpec check_spec() {
+  CommandSpec spec;
+  spec.name = "check";
+  spec.operands = "[LIBRARY...]";
+  spec.summary = "which kernel library provides which operator, and every collision between them";
+  spec.details =
+      "Reads each library's manifest without registering anything. Without LIBRARY, checks the kernel\n"
+      "libraries shipped next to libet_ops.so. Exits 1 on a collision or a library that cannot be loaded.\n";
   spec.max_positional = SIZE_MAX;
-  const Arguments args(arguments, spec);
+  spec.operand_completion = Completion::files("*.so*");
+  spec.options = {{"--json", "", "print JSON: libraries, operators, collisions", false, {}}};
+  return spec;
+}
+
+int check_command(const Arguments& args) {
   const Ownership ownership =
       check_ownership(args.positional().empty() ? shipped_libraries() : args.positional());
   if (args.flag("--json")) fmt::print("{}\n", to_json(ownership).dump(2));

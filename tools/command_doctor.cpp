@@ -13,13 +13,6 @@
 namespace et_ops::tool {
 namespace {
 
-ArgumentSpec doctor_spec() {
-  ArgumentSpec spec;
-  spec.options = registry_setup_options();
-  spec.min_positional = spec.max_positional = 1;
-  return spec;
-}
-
 // "registered (kernels_quantized, /path/libet_kernels_quantized.so)" or "MISSING".
 std::string registration_text(const std::string& op, const std::vector<RecordInfo>& records) {
   for (const RecordInfo& record : records)
@@ -36,8 +29,20 @@ std::string provider_text(const std::string& op) {
 
 }  // namespace
 
-int doctor_command(const std::vector<std::string>& arguments) {
-  const Arguments args(arguments, doctor_spec());
+CommandSpec doctor_spec() {
+  CommandSpec spec;
+  spec.name = "doctor";
+  spec.operands = "PROGRAM.etp";
+  spec.summary = "the operators a program needs, which are registered, which are missing and where to get them";
+  spec.details =
+      "Registers the project's kernel sets first, as run does; exits 1 when an operator is missing.\n";
+  spec.min_positional = spec.max_positional = 1;
+  spec.operand_completion = Completion::files("*.etp");
+  spec.options = registry_setup_options();
+  return spec;
+}
+
+int doctor_command(const Arguments& args) {
   const RegistrySetup setup = registry_setup_from(args);
   if (!apply_registry_setup(setup)) return kExitFailure;
   const std::string& path = args.positional()[0];
@@ -46,7 +51,8 @@ int doctor_command(const std::vector<std::string>& arguments) {
     fmt::print(stderr, "et-ops: {}\n", inspection.error);
     return kExitFailure;
   }
-  fmt::print("program {} ('{}') needs {} operator(s):\n", path, inspection.name, inspection.operators.size());
+  fmt::print("program {}{} needs {} operator(s):\n", path,
+             inspection.name.empty() ? "" : fmt::format(" ('{}')", inspection.name), inspection.operators.size());
   const std::vector<RecordInfo> records = registered_records();
   std::size_t width = 0;
   for (const std::string& op : inspection.operators) width = std::max(width, op.size());

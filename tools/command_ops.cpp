@@ -12,13 +12,6 @@
 namespace et_ops::tool {
 namespace {
 
-ArgumentSpec ops_spec() {
-  ArgumentSpec spec;
-  spec.flags = {"--json"};
-  spec.options = registry_setup_options();
-  return spec;
-}
-
 std::string key_text(const RecordInfo& record) { return record.key.empty() ? "fallback" : record.key; }
 
 nlohmann::json record_json(const RecordInfo& record) {
@@ -55,8 +48,16 @@ void print_table(const std::vector<RecordInfo>& records) {
 
 }  // namespace
 
-int ops_command(const std::vector<std::string>& arguments) {
-  const Arguments args(arguments, ops_spec());
+CommandSpec ops_spec() {
+  CommandSpec spec;
+  spec.name = "ops";
+  spec.summary = "every registered operator: key, component, library, fingerprint";
+  spec.options = {{"--json", "", "print JSON: the records and the registry's counters", false, {}}};
+  for (OptionSpec& o : registry_setup_options()) spec.options.push_back(std::move(o));
+  return spec;
+}
+
+int ops_command(const Arguments& args) {
   const RegistrySetup setup = registry_setup_from(args);
   if (!apply_registry_setup(setup)) return kExitFailure;
   const std::vector<RecordInfo> records = registered_records();

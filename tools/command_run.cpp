@@ -28,14 +28,6 @@ std::string duration_text(double milliseconds) {
   return fmt::format("{:.3f} ms", milliseconds);
 }
 
-ArgumentSpec run_spec() {
-  ArgumentSpec spec;
-  spec.options = registry_setup_options();
-  spec.options.insert({"--input", "--output-dir", "--repeat"});
-  spec.min_positional = spec.max_positional = 1;
-  return spec;
-}
-
 int parse_repeat(const Arguments& args) {
   const std::optional<std::string> text = args.value("--repeat");
   if (!text) return 1;
@@ -101,8 +93,28 @@ void print_outputs(const Program& program, const RunState& state) {
 
 }  // namespace
 
-int run_command(const std::vector<std::string>& arguments) {
-  const Arguments args(arguments, run_spec());
+CommandSpec run_spec() {
+  CommandSpec spec;
+  spec.name = "run";
+  spec.operands = "PROGRAM.etp";
+  spec.summary = "load and run a program; write DIR/output_<i>.npy, or print a summary of each output";
+  spec.details =
+      "The program's operators must all be registered when it loads: --kernels and --load-library choose\n"
+      "what is registered, so a missing component can be shown on purpose.\n";
+  spec.min_positional = spec.max_positional = 1;
+  spec.operand_completion = Completion::files("*.etp");
+  spec.options = {
+      {"--input", "FILE.npy", "the next program input, in input order (dtype and shape must match)", true,
+       Completion::files("*.npy")},
+      {"--output-dir", "DIR", "write each output to DIR/output_<i>.npy instead of printing a summary", false,
+       Completion::directories()},
+      {"--repeat", "N", "run N times and print the median, fastest and slowest run", false, {}},
+  };
+  for (OptionSpec& o : registry_setup_options()) spec.options.push_back(std::move(o));
+  return spec;
+}
+
+int run_command(const Arguments& args) {
   const RegistrySetup setup = registry_setup_from(args);
   const int repeat = parse_repeat(args);
   const std::optional<std::string> output_dir = args.value("--output-dir");

@@ -1,72 +1,63 @@
 // et-ops: run, inspect and diagnose et_ops programs and kernel libraries.
-// Dispatches to one subcommand; exit status 0 success, 1 a failure of the
-// program, its inputs or a library, 2 a usage error.
+// Dispatches to one command of the command table; exit status 0 success,
+// 1 a failure of the program, its inputs or a library, 2 a usage error.
 #include <fmt/format.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "args.h"
 #include "commands.h"
 #include "exit_codes.h"
+#include "help.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: et-ops COMMAND [ARGS]\n"
-    "\n"
-    "  run PROGRAM.etp [--input FILE.npy]... [--output-dir DIR] [--kernels LIST]\n"
-    "                  [--policy fatal|first-wins] [--repeat N] [--load-library PATH]...\n"
-    "      load and run a program; write DIR/output_<i>.npy, or print a summary of each output\n"
-    "  ops [--json] [--kernels LIST] [--load-library PATH]...\n"
-    "      every registered operator: key, component, library, fingerprint\n"
-    "  check [LIBRARY...] [--json]\n"
-    "      which kernel library provides which operator, and every collision between them\n"
-    "      (default: the kernel libraries shipped next to libet_ops.so)\n"
-    "  doctor PROGRAM.etp [--kernels LIST] [--load-library PATH]...\n"
-    "      the operators a program needs, which are registered, which are missing and where to get them\n"
-    "\n"
-    "--kernels portable,quantized chooses the project's kernel sets to register (default: all).\n"
-    "Exit status: 0 success, 1 a failure of the program, its inputs or a library, 2 a usage error.\n";
+using namespace et_ops::tool;
 
-struct Command {
-  const char* name;
-  int (*run)(const std::vector<std::string>&);
-};
-
-constexpr Command kCommands[] = {
-    {"run", &et_ops::tool::run_command},
-    {"ops", &et_ops::tool::ops_command},
-    {"check", &et_ops::tool::check_command},
-    {"doctor", &et_ops::tool::doctor_command},
-};
-
-const Command* find_command(const std::string& name) {
-  for (const Command& command : kCommands)
-    if (name == command.name) return &command;
-  return nullptr;
+int usage_error(const std::string& message, const std::string& usage) {
+  fmt::print(stderr, "et-ops: {}\n\n{}", message, usage);
+  return kExitUsage;
 }
 
-int usage_error(const std::string& message) {
-  fmt::print(stderr, "et-ops: {}\n\n{}", message, kUsage);
-  return et_ops::tool::kExitUsage;
+int run(const Command& command, const std::vector<std::string>& args) {
+  if (asks_for_help(args)) {
+    fmt::print("{}", command_help(command.spec));
+    return kExitOk;
+  }
+  try {
+    return command.run(Arguments(args, command.spec));
+  } catch (const UsageError& e) {
+    return usage_error(fmt::format("{}: {}", command.spec.name, e.what()),
+                       command_usage(command.spec) +
+                           fmt::format("'et-ops {} --help' shows every option.\n", command.spec.name));
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return usage_error("no command given");
-  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    fmt::print("{}", kUsage);
-    return et_ops::tool::kExitOk;
+  if (args.empty()) return usage_error("no command given", global_usage());
+  const std::string& first = args[0];
+  if (first == "--help" || first == "-h") {
+    fmt::print("{}", global_usage());
+    return kExitOk;
   }
-  const Command* command = find_command(args[0]);
-  if (command == nullptr) return usage_error(fmt::format("unknown command '{}'", args[0]));
-  try {
-    return command->run(std::vector<std::string>(args.begin() + 1, args.end()));
-  } catch (const et_ops::tool::UsageError& e) {
-    return usage_error(fmt::format("{}: {}", command->name, e.what()));
+  if (first == "help") {  // "et-ops help [COMMAND]"
+    if (args.size() == 1) return fmt::print("{}", global_usage()), kExitOk;
+    const Command* command = find_command(args[1]);
+    if (args.size() > 2) return usage_error("help: expected one command name", global_usage());
+    if (command == nullptr) return usage_error(fmt::format("help: unknown command '{}'", args[1]), global_usage());
+    return fmt::print("{}", command_help(command->spec)), kExitOk;
   }
+  if (first == "--version" || first == "-V") {
+    fmt::print("{}", version_text());
+    return kExitOk;
+  }
+  const Command* command = find_command(first);
+  if (command == nullptr)
+    return usage_error(fmt::format(first.rfind("-", 0) == 0 ? "unknown option '{}'" : "unknown command '{}'", first),
+                       global_usage());
+  return run(*command, std::vector<std::string>(args.begin() + 1, args.end()));
 }

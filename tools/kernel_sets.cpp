@@ -86,7 +86,23 @@ std::vector<LoadedKernelLibrary>& loaded_libraries() {
 
 }  // namespace
 
-std::set<std::string> registry_setup_options() { return {"--kernels", "--policy", "--load-library"}; }
+std::vector<OptionSpec> registry_setup_options() {
+  std::vector<std::string> sets;
+  for (const ComponentInfo& c : known_components()) sets.push_back(c.kernel_set);
+  return {
+      {"--kernels", "LIST",
+       fmt::format("the project's kernel sets to register, comma-separated ({}; default: every set built into "
+                   "this et-ops; an empty list registers none)",
+                   known_names()),
+       false, Completion::list_of(sets)},
+      {"--policy", "P",
+       "the duplicate policy, fatal or first-wins (default: $ET_OPS_DUPLICATE_POLICY, else the build's default)",
+       false, Completion::one_of({"fatal", "first-wins"})},
+      {"--load-library", "PATH",
+       "also register the kernel library at PATH (one that exports et_ops_kernel_library_manifest)", true,
+       Completion::files("*.so*")},
+  };
+}
 
 RegistrySetup registry_setup_from(const Arguments& args) {
   RegistrySetup setup;

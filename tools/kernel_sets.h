@@ -5,7 +5,6 @@
 #define ET_OPS_TOOLS_KERNEL_SETS_H
 
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -20,8 +19,8 @@ struct RegistrySetup {
   std::optional<DuplicatePolicy> policy;
 };
 
-// The options RegistrySetup reads, for ArgumentSpec::options.
-std::set<std::string> registry_setup_options();
+// The options RegistrySetup reads (--kernels, --policy, --load-library).
+std::vector<OptionSpec> registry_setup_options();
 
 // Throws UsageError for an unknown kernel set or policy name.
 RegistrySetup registry_setup_from(const Arguments& args);

@@ -1,4 +1,4 @@
-// Programs (.etp, version 1; see docs/program-format.md): loading, and
+// Programs (.etp, format version 1): loading, and
 // running with a per-thread run state.
 //
 // A loaded Program is immutable: constants mapped from the file, every
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "et_ops/abi.h"
 #include "et_ops/diagnostics.h"
 #include "et_ops/dtype.h"
 #include "et_ops/export.h"
@@ -76,11 +77,31 @@ class ET_OPS_API Program {
   // Reads, validates and resolves a whole program before anything runs.
   static LoadResult load(const std::string& path, const LoadLimits& limits = {});
 
-  // Only what the file asks for, without resolving operators: the unique
-  // operator names in order of first use. Used by `et-ops doctor`.
+  // What the file says, validated and planned as a load would, without
+  // resolving operators (so it works when kernels are missing). Used by
+  // `et-ops inspect` and `et-ops doctor`.
   struct Inspection {
+    // One value of the header, by index.
+    struct Value {
+      int32_t tag = ET_OPS_VALUE_NONE;  // et_ops_value_tag: tensor, int, double, ...
+      TensorSpec tensor;                // tensors
+      bool constant = false;            // a tensor whose bytes are in the file
+      int64_t integer = 0;              // int; bool (0 or 1); scalar_type (et_ops_dtype number)
+      double real = 0.0;                // double
+      std::vector<int64_t> list;        // int_list: the integers; tensor_list: the value indices
+    };
+    struct Instruction {
+      std::string op;
+      std::vector<uint32_t> args;  // value indices, in schema order
+    };
     std::string name;
-    std::vector<std::string> operators;
+    std::vector<std::string> operators;  // unique, order of first use
+    std::vector<Value> values;
+    std::vector<uint32_t> inputs;   // value indices
+    std::vector<uint32_t> outputs;  // value indices
+    std::vector<Instruction> instructions;
+    std::size_t planned_memory_bytes = 0;  // activation memory of one run state
+    std::string metadata_json = "{}";
     std::string error;  // non-empty when the file is not a valid program
   };
   static Inspection inspect(const std::string& path, const LoadLimits& limits = {});

@@ -1,6 +1,6 @@
 """Writing and reading et_ops program files (.etp, format version 1).
 
-The layout is fixed by docs (DESIGN "Program format"): the magic ``ETOP``,
+The layout: the magic ``ETOP``,
 a u32 version, a u64 header size H, H bytes of UTF-8 JSON, zero padding to
 the next multiple of 64, then the data segment holding the constants, each
 at a 64-byte aligned offset.
@@ -186,7 +186,17 @@ class ProgramBuilder:
 
 
 class ProgramFile:
-    """A parsed .etp file: the header (dict) and the constants (numpy arrays)."""
+    """A parsed .etp file, read without the C++ runtime: the header and the constants.
+
+    Made by ``read_program(path)`` or ``parse_program(data)``. Nothing is
+    resolved: the operators need not be registered anywhere.
+
+    Attributes:
+        header: the header JSON as a dict (``values``, ``inputs``, ``outputs``,
+            ``instructions``, ``name``, ``metadata``, ...).
+        constants: value index -> numpy array, every constant tensor, indexed
+            logically (whatever its dim order in the file).
+    """
 
     def __init__(self, header, constants):
         self.header = header
@@ -194,12 +204,58 @@ class ProgramFile:
 
     @property
     def name(self):
-        return self.header["name"]
+        """The program's name ('' when the header has none)."""
+        return self.header.get("name", "")
+
+    @property
+    def values(self):
+        """The header's values, by index (dicts with ``type`` and its keys)."""
+        return self.header["values"]
+
+    @property
+    def inputs(self):
+        """The value indices of the inputs, in order."""
+        return list(self.header["inputs"])
+
+    @property
+    def outputs(self):
+        """The value indices of the outputs, in order."""
+        return list(self.header["outputs"])
+
+    @property
+    def instructions(self):
+        """The instructions in run order: dicts ``{"op": name, "args": [value index, ...]}``."""
+        return self.header["instructions"]
 
     @property
     def operators(self):
         """Unique operator names in order of first use."""
         return list(dict.fromkeys(i["op"] for i in self.header["instructions"]))
+
+    @property
+    def metadata(self):
+        """The header's metadata object ({} when it has none)."""
+        return self.header.get("metadata", {})
+
+    def describe_value(self, index):
+        """``float32[4, 16]`` for a tensor value, ``int 3``, ``double 0.05`` ... for the others."""
+        value = self.values[index]
+        if value["type"] == "tensor":
+            text = f"{value['dtype']}[{', '.join(str(s) for s in value['sizes'])}]"
+            if value.get("dim_order", list(range(len(value["sizes"])))) != list(range(len(value["sizes"]))):
+                text += f" dim_order {value['dim_order']}"
+            return text + (" constant" if "data" in value else "")
+        if value["type"] == "none":
+            return "none"
+        return f"{value['type']} {value['value']}"
+
+    def __repr__(self):
+        inputs = ", ".join(self.describe_value(v) for v in self.inputs)
+        outputs = ", ".join(self.describe_value(v) for v in self.outputs)
+        constant_bytes = sum(array.nbytes for array in self.constants.values())
+        return (f"<et_ops.etp.ProgramFile {self.name!r}: inputs [{inputs}], outputs [{outputs}], "
+                f"{len(self.values)} values ({len(self.constants)} constants, {constant_bytes} bytes), "
+                f"{len(self.instructions)} instructions, operators {self.operators}>")
 
 
 def _logical_array(data, value):
@@ -237,5 +293,6 @@ def parse_program(data):
 
 
 def read_program(path):
+    """Reads the .etp file at `path` into a ProgramFile; raises ValueError naming what is wrong."""
     with open(path, "rb") as f:
         return parse_program(f.read())

@@ -13,7 +13,13 @@ from .etp import NUMPY_DTYPES
 
 @dataclass(frozen=True)
 class TensorSpec:
-    """dtype (the .etp name), shape and dim order of a program input or output."""
+    """dtype (the .etp name), shape and dim order of a program input or output.
+
+    ``dim_order`` lists the dimensions from outermost to innermost in memory:
+    ``(0, 1, ..., n-1)`` is contiguous (row-major), ``(0, 2, 3, 1)`` for an
+    NCHW tensor is channels-last. Arrays passed to and returned by
+    ``Program.run`` are indexed logically whatever the dim order.
+    """
 
     dtype: str
     shape: tuple
@@ -24,14 +30,37 @@ class TensorSpec:
         """The numpy dtype of arrays for this tensor (uint16 raw bits for bfloat16)."""
         return NUMPY_DTYPES[self.dtype]
 
+    def describe(self):
+        """``float32[4, 16]``, with the dim order when it is not contiguous."""
+        text = f"{self.dtype}[{', '.join(str(s) for s in self.shape)}]"
+        if tuple(self.dim_order) != tuple(range(len(self.shape))):
+            text += f" dim_order {list(self.dim_order)}"
+        return text
+
     def describe_dtype(self):
+        """The numpy dtype's name that arrays for this tensor have."""
         if self.dtype == "bfloat16":
             return "uint16 (the raw bits of bfloat16)"
         return self.numpy_dtype.name
 
 
 class Program:
-    """A loaded program: immutable, and safe to run from several threads."""
+    """A loaded program: immutable, and safe to run from several threads.
+
+    Made by ``et_ops.load(path)``, which reads, validates and resolves the
+    whole file before anything runs. ``run(inputs)`` takes one numpy array
+    per input and returns one new array per output.
+
+    Attributes:
+        name: the program's name from its header ('' when it has none).
+        path: the file it was loaded from.
+        operators: the operators it uses, unique, in order of first use.
+        input_specs, output_specs: a ``TensorSpec`` (dtype, shape, dim order)
+            per input and per output.
+        instruction_count: how many instructions a run executes.
+        planned_memory_bytes: activation memory of one run.
+        metadata: the header's metadata object (a dict).
+    """
 
     def __init__(self, native):
         self._native = native
@@ -40,10 +69,12 @@ class Program:
 
     @property
     def name(self):
+        """The program's name from its header ('' when it has none)."""
         return self._native.name
 
     @property
     def path(self):
+        """The file the program was loaded from."""
         return self._native.path
 
     @property
@@ -53,6 +84,7 @@ class Program:
 
     @property
     def instruction_count(self):
+        """How many instructions one run executes."""
         return self._native.instruction_count
 
     @property
@@ -99,7 +131,11 @@ class Program:
         return np.ascontiguousarray(value, dtype=spec.numpy_dtype)
 
     def __repr__(self):
-        return f"<et_ops.Program '{self.name}' from {self.path}: {self.instruction_count} instructions>"
+        inputs = ", ".join(spec.describe() for spec in self.input_specs)
+        outputs = ", ".join(spec.describe() for spec in self.output_specs)
+        return (f"<et_ops.Program {self.name!r} from {self.path!r}: inputs [{inputs}], outputs [{outputs}], "
+                f"{len(self.operators)} operators, {self.instruction_count} instructions, "
+                f"{self.planned_memory_bytes} bytes planned>")
 
 
 def load(path):

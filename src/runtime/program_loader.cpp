@@ -42,6 +42,45 @@ LoadResult missing_operators(const std::string& path, const std::vector<std::str
   return result;
 }
 
+int32_t value_tag(runtime::ValueKind kind) {
+  switch (kind) {
+    case runtime::ValueKind::Tensor: return ET_OPS_VALUE_TENSOR;
+    case runtime::ValueKind::Int: return ET_OPS_VALUE_INT;
+    case runtime::ValueKind::Double: return ET_OPS_VALUE_DOUBLE;
+    case runtime::ValueKind::Bool: return ET_OPS_VALUE_BOOL;
+    case runtime::ValueKind::ScalarType: return ET_OPS_VALUE_SCALAR_TYPE;
+    case runtime::ValueKind::IntList: return ET_OPS_VALUE_INT_LIST;
+    case runtime::ValueKind::TensorList: return ET_OPS_VALUE_TENSOR_LIST;
+    case runtime::ValueKind::None: break;
+  }
+  return ET_OPS_VALUE_NONE;
+}
+
+Program::Inspection::Value describe_value(const runtime::ValueModel& model) {
+  Program::Inspection::Value value;
+  value.tag = value_tag(model.kind);
+  value.tensor = model.tensor.spec;
+  value.constant = model.tensor.constant;
+  value.integer = model.integer;
+  value.real = model.real;
+  value.list = model.kind == runtime::ValueKind::TensorList
+                   ? std::vector<int64_t>(model.elements.begin(), model.elements.end())
+                   : model.list;
+  return value;
+}
+
+void describe_model(const runtime::ProgramModel& model, Program::Inspection& inspection) {
+  inspection.name = model.name;
+  inspection.metadata_json = model.metadata_json;
+  inspection.inputs = model.inputs;
+  inspection.outputs = model.outputs;
+  inspection.values.reserve(model.values.size());
+  for (const runtime::ValueModel& value : model.values) inspection.values.push_back(describe_value(value));
+  inspection.instructions.reserve(model.instructions.size());
+  for (const runtime::InstructionModel& instruction : model.instructions)
+    inspection.instructions.push_back({instruction.op, instruction.args});
+}
+
 }  // namespace
 
 Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -69,8 +108,9 @@ Program::Inspection Program::inspect(const std::string& path, const LoadLimits& 
   Inspection inspection;
   try {
     std::unique_ptr<Impl> impl = runtime::build_program(path, limits);
-    inspection.name = impl->model.name;
+    describe_model(impl->model, inspection);
     inspection.operators = impl->operators;
+    inspection.planned_memory_bytes = impl->planned_bytes;
   } catch (const std::runtime_error& e) {
     inspection.error = e.what();
   } catch (const std::bad_alloc&) {

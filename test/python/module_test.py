@@ -144,6 +144,43 @@ class LoadTest(TempDirTest):
         self.assertEqual(program.metadata, {"purpose": "module_test"})
         self.assertGreater(program.planned_memory_bytes, 0)
 
+    def test_repr_says_what_the_program_is(self):
+        path = write_qdq_program(self.path("qdq.etp"), dim_order=(1, 0))
+        program = et_ops.load(path)
+        self.assertEqual(repr(program),
+                         f"<et_ops.Program 'qdq' from {path!r}: inputs [float32[2, 3] dim_order [1, 0]], "
+                         f"outputs [int8[2, 3], float32[2, 3] dim_order [1, 0]], 2 operators, 2 instructions, "
+                         f"{program.planned_memory_bytes} bytes planned>")
+
+    def test_program_file_reads_and_describes_a_file_without_the_runtime(self):
+        b = ProgramBuilder("")
+        x = b.tensor("float32", [2, 3])
+        weight = b.constant(np.arange(6, dtype=np.int8).reshape(2, 3))
+        out = b.tensor("float32", [2, 3])
+        b.input(x)
+        b.instruction("vendor::scale.out", [x, weight, b.double(0.5), b.none(), out])
+        b.output(out)
+        b.write(self.path("unnamed.etp"))
+        program = et_ops.etp.read_program(self.path("unnamed.etp"))
+        self.assertEqual(program.name, "")
+        self.assertEqual((program.inputs, program.outputs), ([x], [out]))
+        self.assertEqual(program.instructions, [{"op": "vendor::scale.out", "args": [x, weight, 3, 4, out]}])
+        self.assertEqual(program.describe_value(weight), "int8[2, 3] constant")
+        self.assertEqual(program.describe_value(3), "double 0.5")
+        self.assertEqual(program.describe_value(4), "none")
+        self.assertEqual(repr(program),
+                         "<et_ops.etp.ProgramFile '': inputs [float32[2, 3]], outputs [float32[2, 3]], "
+                         "5 values (1 constants, 6 bytes), 1 instructions, operators ['vendor::scale.out']>")
+
+    def test_every_public_part_of_programs_has_a_docstring(self):
+        for owner in (et_ops.Program, et_ops.TensorSpec, et_ops.etp.ProgramFile):
+            self.assertTrue(owner.__doc__ and owner.__doc__.strip(), owner)
+            for name, member in vars(owner).items():
+                if not name.startswith("_") and (callable(member) or isinstance(member, property)):
+                    self.assertTrue(member.__doc__ and member.__doc__.strip(), f"{owner.__name__}.{name}")
+        for function in (et_ops.load, et_ops.etp.read_program, et_ops.etp.parse_program):
+            self.assertTrue(function.__doc__ and function.__doc__.strip(), function.__name__)
+
     def test_missing_file_is_a_file_error(self):
         path = self.path("does_not_exist.etp")
         with self.assertRaises(et_ops.LoadError) as caught:

@@ -1,4 +1,5 @@
-"""CLI tests of et-ops: exit codes, run/ops/check/doctor output.
+"""CLI tests of et-ops: exit codes, run/inspect/doctor/ops/check output,
+--version, every command's --help, and the bash completion script.
 
 make_cli_programs writes the programs and .npy inputs; this script runs
 et-ops on them. Tests that need a kernel library run when its path is
@@ -8,6 +9,7 @@ is printed; the exit status is 1 if any failed.
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -62,6 +64,137 @@ def test_usage(cli):
               f"usage error {args}: expected exit 2 and '{fragment}'", result)
     result = cli("--help")
     check(result.returncode == 0 and "usage: et-ops" in result.stdout, "--help exits 0 with the usage", result)
+
+
+COMMANDS = {  # every command and the options its --help must list
+    "run": ["--input FILE.npy", "--output-dir DIR", "--repeat N", "--kernels LIST", "--policy P",
+            "--load-library PATH"],
+    "inspect": ["--json"],
+    "doctor": ["--kernels LIST", "--policy P", "--load-library PATH"],
+    "ops": ["--json", "--kernels LIST", "--policy P", "--load-library PATH"],
+    "check": ["--json"],
+    "completion": [],
+}
+
+
+def test_version(cli, version):
+    for flag in ("--version", "-V"):
+        result = cli(flag)
+        check(result.returncode == 0 and result.stdout == f"et-ops {version}\n" and not result.stderr,
+              f"{flag} prints 'et-ops {version}' and exits 0", result)
+
+
+def test_help(cli):
+    result = cli("--help")
+    listed = [line.split()[0] for line in result.stdout.split("commands:\n", 1)[-1].splitlines()
+              if line.startswith("  ") and not line.startswith("   ")]
+    check(result.returncode == 0 and listed == list(COMMANDS), f"--help lists every command: {listed}", result)
+    for command, options in COMMANDS.items():
+        for args in ((command, "--help"), (command, "-h"), ("help", command), (command, "x.etp", "--help")):
+            result = cli(*args)
+            usage = f"usage: et-ops {command}"
+            check(result.returncode == 0 and result.stdout.startswith(usage) and not result.stderr
+                  and all(o in result.stdout for o in options + ["-h, --help"]),
+                  f"{' '.join(args)}: exit 0 with the usage of {command} and its options {options}", result)
+    result = cli("run", "--", "--help")
+    check(result.returncode == 1 and "--help: cannot open" in result.stderr,
+          "after --, --help is a file name", result)
+    result = cli("help", "frobnicate")
+    check(result.returncode == 2 and "unknown command 'frobnicate'" in result.stderr, "help of an unknown command",
+          result)
+    result = cli("run", "--frobnicate")
+    check(result.returncode == 2 and "usage: et-ops run" in result.stderr and "et-ops run --help" in result.stderr,
+          "a usage error shows the command's usage, not the global one", result)
+
+
+def test_inspect(cli):
+    result = cli("inspect", "inspect.etp")
+    out = result.stdout
+    expected_lines = [
+        "program inspect.etp\n",
+        "inputs (1):\n  0  %0 float32 [1, 2, 3, 3] dim_order [0, 2, 3, 1]\n",
+        "outputs (1):\n  0  %10 float32 [2, 2, 3, 3] dim_order [0, 1, 2, 3]\n",
+        "constants: 3 tensor(s), 38 bytes; float64: 1 (16 bytes), int64: 1 (16 bytes), int8: 1 (6 bytes)\n",
+        "  %1  int8 [2, 3], 6 bytes\n",
+        "instructions (2, 2 operator(s)):\n",
+        "  0  vendor::mix.out(%0 float32 [1, 2, 3, 3] dim_order [0, 2, 3, 1] (input 0), %1 int8 [2, 3] (constant), "
+        "%2 float64 [2] (constant), %3 int64 [2] (constant), %5 int_list [0, 1], %7 bool true, %8 none, "
+        "%9 double 0.125, %4 float32 [1, 2, 3, 3])\n",
+        "  1  vendor::cat.out(%6 tensor_list [%0, %4], %11 int 0, %10 float32 [2, 2, 3, 3] (output 0))\n",
+        # 72, 72 and 144 bytes, each at a multiple of 64; the input and the output live for the whole run.
+        "planned memory: 448 bytes per run state",
+        'metadata: {"purpose":"inspect"}\n',
+    ]
+    check(result.returncode == 0 and all(line in out for line in expected_lines) and "('')" not in out,
+          "inspect: an unnamed program with every kind of value, its operators unregistered", result)
+    result = cli("inspect", "inspect.etp", "--json")
+    try:
+        p = json.loads(result.stdout)
+        check(result.returncode == 0 and p["name"] == "" and p["planned_memory_bytes"] == 448
+              and p["inputs"] == [{"value_index": 0, "type": "tensor", "dtype": "float32", "shape": [1, 2, 3, 3],
+                                   "dim_order": [0, 2, 3, 1], "constant": False}]
+              and [o["shape"] for o in p["outputs"]] == [[2, 2, 3, 3]]
+              and p["constants"]["count"] == 3 and p["constants"]["bytes"] == 38
+              and p["constants"]["dtypes"] == {"int8": {"count": 1, "bytes": 6}, "float64": {"count": 1, "bytes": 16},
+                                               "int64": {"count": 1, "bytes": 16}}
+              and [t["value_index"] for t in p["constants"]["tensors"]] == [1, 2, 3]
+              and p["operators"] == ["vendor::mix.out", "vendor::cat.out"]
+              and [i["op"] for i in p["instructions"]] == p["operators"]
+              and [a["type"] for a in p["instructions"][0]["args"]] ==
+              ["tensor", "tensor", "tensor", "tensor", "int_list", "bool", "none", "double", "tensor"]
+              and p["instructions"][0]["args"][7]["value"] == 0.125
+              and p["instructions"][1]["args"][0]["value"] == [0, 4]
+              and p["metadata"] == {"purpose": "inspect"},
+              "inspect --json: name, inputs, outputs, constants, instructions, planned memory", result)
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"inspect --json parses: {e}", result)
+    result = cli("inspect", "quantized.etp")
+    check(result.returncode == 0 and result.stdout.startswith("program quantized.etp ('qdq')\n")
+          and "planned memory: 192 bytes" in result.stdout
+          and "quantized_decomposed::quantize_per_tensor.out(%0 float32 [2, 4] (input 0), %3 double 0.1, %4 int 0, "
+              "%5 int -128, %6 int 127, %7 scalar_type int8, %1 int8 [2, 4] (output 0))" in result.stdout,
+          "inspect names the program and shows each instruction's arguments", result)
+    result = cli("inspect", "broken.etp")
+    check(result.returncode == 1 and "broken.etp: header size 65535 bytes runs past the end" in result.stderr,
+          "inspect of a broken file names it and the problem", result)
+    result = cli("doctor", "inspect.etp")
+    check(result.returncode == 1 and result.stdout.startswith("program inspect.etp needs 2 operator(s):\n"),
+          "doctor on an unnamed program prints no empty name", result)
+
+
+def completions(script, words, workdir):
+    """What bash completion offers after `words` (the last one is being typed)."""
+    program = (f"source {shlex.quote(script)}\n"
+               f"COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); COMP_CWORD={len(words) - 1}\n"
+               "_et_ops; printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    result = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True, cwd=workdir)
+    return sorted(filter(None, result.stdout.splitlines())) if result.returncode == 0 else [f"error: {result.stderr}"]
+
+
+def test_completion(cli, installed_script):
+    result = cli("completion", "bash")
+    check(result.returncode == 0 and "complete -F _et_ops et-ops" in result.stdout, "completion bash prints the script",
+          result)
+    with open(installed_script, encoding="utf-8") as f:
+        check(f.read() == result.stdout, "the installed completion script is what 'et-ops completion bash' prints")
+    result = cli("completion", "zsh")
+    check(result.returncode == 2 and "unknown shell 'zsh'" in result.stderr, "completion of an unknown shell", result)
+    for words, expected in [
+        (["et-ops", ""], sorted(list(COMMANDS) + ["help", "--help", "--version"])),
+        (["et-ops", "in"], ["inspect"]),
+        (["et-ops", "help", "d"], ["doctor"]),
+        (["et-ops", "run", "--k"], ["--kernels"]),
+        (["et-ops", "run", "quantized.etp", "--kernels", "p"], ["portable"]),
+        (["et-ops", "run", "quantized.etp", "--kernels", "portable,q"], ["portable,quantized"]),
+        (["et-ops", "doctor", "--policy", "f"], ["fatal", "first-wins"]),
+        (["et-ops", "run", "q"], ["quantized.etp"]),
+        (["et-ops", "run", "quantized.etp", "--input", "x_"], ["x_flat.npy", "x_int8.npy"]),
+        (["et-ops", "inspect", "--"], ["--help", "--json"]),
+        (["et-ops", "check", "not_"], []),
+        (["et-ops", "completion", ""], ["bash"]),
+    ]:
+        offered = completions(installed_script, words, cli.workdir)
+        check(offered == expected, f"completing {words[1:]}: {offered}, expected {expected}")
 
 
 def test_bad_programs(cli):
@@ -234,9 +367,11 @@ def main():
     parser.add_argument("--plugin", required=True)
     parser.add_argument("--quantized-library")
     parser.add_argument("--portable-library")
+    parser.add_argument("--version", required=True, help="the version et-ops --version must print")
+    parser.add_argument("--completion", required=True, help="the bash completion script the build installs")
     options = parser.parse_args()
     # meson passes build-relative paths; the tests run et-ops from a temporary directory.
-    for name in ["et_ops", "make_programs", "plugin", "quantized_library", "portable_library"]:
+    for name in ["et_ops", "make_programs", "plugin", "quantized_library", "portable_library", "completion"]:
         if getattr(options, name) is not None:
             setattr(options, name, os.path.abspath(getattr(options, name)))
     have_quantized = options.quantized_library is not None
@@ -247,6 +382,10 @@ def main():
             f.write("hello\n")
         cli = Cli(options.et_ops, workdir)
         test_usage(cli)
+        test_version(cli, options.version)
+        test_help(cli)
+        test_inspect(cli)
+        test_completion(cli, options.completion)
         test_bad_programs(cli)
         test_plugin(cli, options.plugin)
         test_missing_component(cli, have_portable)

@@ -60,6 +60,30 @@ EtpWriter needs_everything_program() {
   return w;
 }
 
+// A program without a name that holds every kind of value: constants of
+// three dtypes, a channels-last input, an int list, a tensor list, a bool
+// and a none. Its operators belong to no component; `et-ops inspect` reads
+// it all the same.
+EtpWriter inspect_program() {
+  EtpWriter w;
+  w.header().erase("name");
+  w.header()["metadata"] = {{"purpose", "inspect"}};
+  const uint32_t x = w.tensor(DType::Float32, {1, 2, 3, 3}, {0, 2, 3, 1});
+  const uint32_t weight = w.constant(DType::Int8, {2, 3}, std::vector<int8_t>{1, -2, 3, -4, 5, -6});
+  const uint32_t scales = w.constant(DType::Float64, {2}, std::vector<double>{0.5, 0.25});
+  const uint32_t zero_points = w.constant(DType::Int64, {2}, std::vector<int64_t>{0, 0});
+  const uint32_t mixed = w.tensor(DType::Float32, {1, 2, 3, 3});
+  const uint32_t dims = w.int_list({0, 1});
+  const uint32_t both = w.tensor_list({x, mixed});
+  const uint32_t flag = w.bool_value(true), none = w.none(), scale = w.double_value(0.125);
+  const uint32_t y = w.tensor(DType::Float32, {2, 2, 3, 3});
+  w.inputs({x});
+  w.outputs({y});
+  w.instruction("vendor::mix.out", {x, weight, scales, zero_points, dims, flag, none, scale, mixed});
+  w.instruction("vendor::cat.out", {both, w.int_value(0), y});
+  return w;
+}
+
 // 10000 instructions of `op` on one-element tensors, ping-ponging between
 // two intermediates: a run costs 10000 dispatches of a cheap kernel. Not
 // used by the tests; `et-ops run dispatch_relu.etp --input one.npy --repeat N`
@@ -98,6 +122,7 @@ int main(int argc, char** argv) {
   plugin_program().write(dir + "/plugin.etp");
   portable_program().write(dir + "/portable.etp");
   needs_everything_program().write(dir + "/needs_everything.etp");
+  inspect_program().write(dir + "/inspect.etp");
   et_ops::test::write_file(dir + "/broken.etp", {'E', 'T', 'O', 'P', 1, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0});
   float x[8] = {-1.0f, -0.26f, 0.0f, 0.12f, 0.5f, 1.04f, 3.0f, 20.0f};
   write_array(dir + "/x.npy", DType::Float32, {2, 4}, x);
