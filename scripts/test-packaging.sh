@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs a built et_ops into a fresh prefix and consumes it the three
-# ways users do: pkg-config (then again after moving the prefix), Meson
-# (installed, and as a subproject from a `meson dist` tarball through a wrap
-# file), and CMake (targets, and variables only). Builds the third-party
+# ways users do, with the example application of examples/consumer and its
+# build files: pkg-config (then again after moving the prefix), Meson, and
+# CMake (targets, and variables only); an application that links
+# ${ET_OPS_LIBRARIES} alone does not get the quantized kernels. (The Meson
+# wrap route, which builds et_ops again as a subproject, is run where
+# docs/consuming.md shows it, by scripts/test-docs.sh.) Builds the third-party
 # kernel library of examples/custom_kernels against it the same three ways,
 # runs its program from et-ops and Python, and loads a byte copy and a
 # rebuild of it under both duplicate policies. Also checks the installed
@@ -48,12 +51,23 @@ step "installed layout"
 for f in "$libdir/libet_ops.so.0" "$libdir/libet_kernels_quantized.so.0" "$libdir/libet_kernels_portable.so.0" \
          "$libdir/pkgconfig/et-ops.pc" "$libdir/pkgconfig/et-kernels-quantized.pc" \
          "$libdir/pkgconfig/et-kernels-portable.pc" "$libdir/cmake/et_ops/et_opsConfig.cmake" \
-         "$libdir/cmake/et_ops/et_opsConfigVersion.cmake" "$libdir/cmake/et_ops/et_ops-config.cmake" \
-         "$libdir/cmake/et_ops/et_ops-config-version.cmake" include/et_ops/registry.h include/et_ops/version.h \
+         "$libdir/cmake/et_ops/et_opsConfigVersion.cmake" include/et_ops/registry.h include/et_ops/version.h \
          include/et_ops/kernels/quantized.h include/et_ops/kernels/portable.h include/et_ops/kernel_library.h \
-         include/et_ops/schema.h include/et_ops/library_loader.h bin/et-ops bin/et-ops-fingerprint; do
+         include/et_ops/schema.h include/et_ops/library_loader.h bin/et-ops bin/et-ops-fingerprint \
+         share/bash-completion/completions/et-ops; do
   check "installed $f" test -e "$prefix/$f"
 done
+check "one CMake package config (no second spelling beside et_opsConfig.cmake)" \
+  test "$(cd "$prefix/$libdir/cmake/et_ops" && ls | tr '\n' ' ')" = \
+       "et_opsConfig.cmake et_opsConfigVersion.cmake "
+check "the installed completion script is what et-ops prints" \
+  cmp -s "$prefix/share/bash-completion/completions/et-ops" <(LD_LIBRARY_PATH=$prefix/$libdir "$prefix/bin/et-ops" completion bash)
+check "bash loads the completion script" \
+  bash --norc -c "source '$prefix/share/bash-completion/completions/et-ops' && complete -p et-ops | grep -q _et_ops"
+# Readers of installed files get no pointer to files that are not installed
+# (the repository's docs/, scripts/, test/ or design notes).
+check "no installed text file refers to a file that is not installed" bash -c "
+  ! grep -rIlE '(docs|scripts|test|tools)/[A-Za-z0-9_.-]+\\.(md|py|sh|cpp|json)|DESIGN' '$prefix'"
 check "the Python module is installed" bash -c "find '$prefix' -name '_et_ops*.so' | grep -q ."
 check "et-kernels-quantized.pc requires et-ops" grep -q '^Requires:.*et-ops' "$prefix/$libdir/pkgconfig/et-kernels-quantized.pc"
 check "sonames are versioned" bash -c "readelf -d '$prefix/$libdir/libet_kernels_quantized.so.0' | grep -q 'SONAME.*libet_kernels_quantized.so.0'"
@@ -87,7 +101,7 @@ run_consumer() {  # run_consumer BINARY NAME: runs the example program, keeps th
 
 step "pkg-config consumer"
 mkdir -p "$work/pkgconfig"
-cp "$root/test/consumers/pkgconfig/Makefile" "$root/examples/consumer/main.cpp" "$work/pkgconfig/"
+cp "$root/examples/consumer/Makefile" "$root/examples/consumer/main.cpp" "$work/pkgconfig/"
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 check "pkg-config consumer builds" make -s -C "$work/pkgconfig"
 check "pkg-config consumer runs the quantized example" run_consumer "$work/pkgconfig/consumer" pkgconfig
@@ -118,55 +132,30 @@ mv "$moved" "$prefix"
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig LD_LIBRARY_PATH=$prefix/$libdir
 
 step "Meson consumer against the installed prefix"
-cp -r "$root/test/consumers/meson_wrap" "$work/meson_installed"
-cp "$root/examples/consumer/main.cpp" "$work/meson_installed/"
+cp -r "$root/examples/consumer" "$work/meson_installed"
 check "meson consumer configures against the prefix" meson setup "$work/meson_installed/build" "$work/meson_installed" --wrap-mode=nofallback
 check "meson consumer builds" ninja -C "$work/meson_installed/build"
 check "meson consumer runs" run_consumer "$work/meson_installed/build/consumer" meson_installed
-
-step "Meson consumer with et_ops as a wrap subproject from meson dist"
-meson dist -C "$build" --no-tests --formats gztar --allow-dirty >/dev/null
-tarball=$(ls "$build"/meson-dist/et_ops-*.tar.gz)
-consumer=$work/meson_wrap
-cp -r "$root/test/consumers/meson_wrap" "$consumer"
-cp "$root/examples/consumer/main.cpp" "$consumer/"
-mkdir -p "$consumer/subprojects/packagecache"
-cp "$tarball" "$consumer/subprojects/packagecache/"
-name=$(basename "$tarball")
-sed -e "s|@FILENAME@|$name|g" -e "s|@DIRECTORY@|${name%.tar.gz}|" \
-    -e "s|@SHA256@|$(sha256sum "$tarball" | cut -d' ' -f1)|" \
-    "$consumer/subprojects/et_ops.wrap.in" > "$consumer/subprojects/et_ops.wrap"
-rm "$consumer/subprojects/et_ops.wrap.in"
-(
-  unset PKG_CONFIG_PATH LD_LIBRARY_PATH
-  check "wrap consumer configures from the tarball" meson setup "$consumer/build" "$consumer"
-  check "wrap consumer uses the subproject" grep -q "et_ops" "$consumer/build/meson-logs/meson-log.txt"
-  check "wrap consumer builds" ninja -C "$consumer/build"
-  check "wrap consumer runs" run_consumer "$consumer/build/consumer" meson_wrap
-  echo "$passed $failed" > "$work/wrap_counts"
-)
-read -r passed failed < "$work/wrap_counts"
-check "a corrupted tarball is refused (sha256 checked)" bash -c "
-  cp -r '$consumer' '$work/corrupt' && rm -rf '$work/corrupt/build' '$work/corrupt/subprojects/${name%.tar.gz}' &&
-  echo x >> '$work/corrupt/subprojects/packagecache/$name' &&
-  ! env -u PKG_CONFIG_PATH meson setup '$work/corrupt/build' '$work/corrupt' >/dev/null 2>&1"
 
 step "CMake consumers"
 cmake_build() {  # cmake_build SOURCE BINARY
   cmake -S "$1" -B "$2" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null && cmake --build "$2" >/dev/null
 }
-cp -r "$root/test/consumers/cmake/targets" "$work/cmake_targets"
-cp "$root/examples/consumer/main.cpp" "$work/cmake_targets/"
-check "CMake targets consumer builds" cmake_build "$work/cmake_targets" "$work/cmake_targets/build"
-check "CMake targets consumer runs" run_consumer "$work/cmake_targets/build/consumer" cmake_targets
-cp -r "$root/test/consumers/cmake/variables" "$work/cmake_variables"
-check "CMake variables consumer builds" cmake_build "$work/cmake_variables" "$work/cmake_variables/build"
-check "CMake variables consumer runs" "$work/cmake_variables/build/variables_consumer"
-needed=$(readelf -d "$work/cmake_variables/build/variables_consumer" | grep NEEDED)
+cp -r "$root/examples/consumer" "$work/cmake"
+check "CMake targets consumer builds" cmake_build "$work/cmake" "$work/cmake/build"
+check "CMake targets consumer runs" run_consumer "$work/cmake/build/consumer" cmake_targets
+check "CMake variables consumer builds" cmake_build "$work/cmake/cmake-variables" "$work/cmake/build-variables"
+check "CMake variables consumer runs" run_consumer "$work/cmake/build-variables/consumer" cmake_variables
+check "every route gives the same output" bash -c "for route in pkgconfig_moved meson_installed cmake_targets cmake_variables; do
+  cmp '$work/pkgconfig.npy' \"$work/\$route.npy\" || exit 1; done"
+cp -r "$root/test/consumers/cmake_libraries_only" "$work/cmake_libraries_only"
+check "CMake consumer of \${ET_OPS_LIBRARIES} alone builds" cmake_build "$work/cmake_libraries_only" "$work/cmake_libraries_only/build"
+check "and runs" "$work/cmake_libraries_only/build/variables_consumer"
+needed=$(readelf -d "$work/cmake_libraries_only/build/variables_consumer" | grep NEEDED)
 check "linking \${ET_OPS_LIBRARIES} pulls in the portable kernels" grep -q libet_kernels_portable <<<"$needed"
 check "linking \${ET_OPS_LIBRARIES} does not pull in the quantized kernels" bash -c "! grep -q libet_kernels_quantized <<<'$needed'"
 check "ET_OPS_QUANTIZED_KERNELS_LIBRARY is the installed library" \
-  test "$(cat "$work/cmake_variables/build/quantized_library.txt")" -ef "$prefix/$libdir/libet_kernels_quantized.so.0"
+  test "$(cat "$work/cmake_libraries_only/build/quantized_library.txt")" -ef "$prefix/$libdir/libet_kernels_quantized.so.0"
 
 find_package_fails() {  # find_package_fails ARGS EXPECTED_TEXT
   mkdir -p "$work/fp"

@@ -45,8 +45,9 @@ def load_library(path):
     (records already registered with the very same functions), plus the
     library's canonical path and component. Raises LibraryError when the
     library cannot be loaded, is not an et_ops kernel library, or the
-    registry rejects it. Under the 'fatal' policy a different copy of an
-    already registered kernel aborts the process, by design.
+    registry rejects it. Under the 'fatal' policy a second copy of an
+    already registered kernel, identical or not, aborts the process, by
+    design.
     """
     path = os.fspath(path)
     outcome = _et_ops.load_library(path)

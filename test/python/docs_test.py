@@ -1,78 +1,106 @@
-"""Every code example of docs/python.md runs.
+"""The Python pages of the documentation run as written, against this build.
 
-docs/python.md marks its fenced blocks as docs/*.md must (see
-scripts/check_docs.py): `<!-- run: python -->` blocks are run with this
-interpreter and `<!-- run: sh -->` blocks with bash, all in document order,
-in one scratch directory where `build` is this build tree and `examples` is
-the repository's examples/ directory, with PYTHONPATH=build/src/python as
-the page tells its reader to set, so the commands run exactly as written. Any other block in the page fails the test: a code example that
-nothing runs could rot unnoticed.
+scripts/check_docs.py follows each page as a reader would (its `run`
+command: every run block in order, in one shell per page, from a fresh
+directory outside the repository with a scratch HOME). Here it runs against
+the build tree: the pages' environment blocks, which point at an installed
+et_ops, are replaced by the build tree's (its et-ops on PATH, its Python
+package on PYTHONPATH), so the pages are checked without installing.
+scripts/test-docs.sh follows the same pages, and the others, literally
+against a fresh install.
 """
 
 import os
-import re
+import pathlib
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import unittest
 
 import harness
 
-DOC = harness.source_path("docs", "python.md")
-FENCE = re.compile(r"^```(\w*)\s*$")
-MARKER = re.compile(r"^<!--\s*(\w+):?\s*(.*?)\s*-->\s*$")
-
-
-def fenced_blocks(path):
-    """(line, marker kind, marker argument, code) of every fenced block."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    blocks, marker, i = [], (None, None), 0
-    while i < len(lines):
-        if m := MARKER.match(lines[i]):
-            marker = (m.group(1), m.group(2))
-        elif FENCE.match(lines[i]):
-            start, body = i + 1, []
-            i += 1
-            while i < len(lines) and not lines[i].startswith("```"):
-                body.append(lines[i])
-                i += 1
-            blocks.append((start, marker[0], marker[1], "\n".join(body) + "\n"))
-            marker = (None, None)
-        elif lines[i].strip():
-            marker = (None, None)
-        i += 1
-    return blocks
+PAGES = ["docs/python.md"]
 
 
 class PythonDocTest(unittest.TestCase):
+    def test_every_run_block_of_the_python_pages_runs(self):
+        for page in PAGES:
+            with self.subTest(page=page):
+                result = subprocess.run(
+                    [sys.executable, harness.source_path("scripts", "check_docs.py"), "run",
+                     "--source", harness.source_path(), "--build", os.environ["ET_OPS_BUILD_ROOT"],
+                     "--python", sys.executable, "--timeout", "600", page],
+                    capture_output=True, text=True, timeout=700)
+                print(result.stdout, end="")
+                self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+
+
+def fence(marker, language, code):
+    return f"<!-- {marker} -->\n```{language}\n{textwrap.dedent(code).strip()}\n```\n\n"
+
+
+class DocRunnerTest(unittest.TestCase):
+    """check_docs.py run: what a reader does, in order, outside the repository."""
+
     def setUp(self):
-        self.scratch = tempfile.mkdtemp(prefix="et_ops_docs_test_")
-        self.addCleanup(shutil.rmtree, self.scratch)
-        os.symlink(os.environ["ET_OPS_BUILD_ROOT"], os.path.join(self.scratch, "build"))
-        os.symlink(harness.source_path("examples"), os.path.join(self.scratch, "examples"))
+        self.source = pathlib.Path(tempfile.mkdtemp(prefix="et_ops_docs_runner_"))
+        self.addCleanup(shutil.rmtree, self.source)
+        (self.source / "docs").mkdir()
 
-    def run_block(self, language, code):
-        command = [sys.executable, "-c", code] if language == "python" else ["bash", "-euo", "pipefail", "-c", code]
-        # What the page tells its reader to set, with `build` in the scratch directory.
-        env = dict(os.environ, PYTHONPATH=os.path.join(self.scratch, "build", "src", "python"))
-        return subprocess.run(command, cwd=self.scratch, env=env, capture_output=True, text=True, timeout=300)
+    def follow(self, page_text, *options):
+        (self.source / "docs" / "page.md").write_text(page_text, encoding="utf-8")
+        return subprocess.run([sys.executable, harness.source_path("scripts", "check_docs.py"), "run",
+                               "--source", str(self.source), "--python", sys.executable, *options, "docs/page.md"],
+                              capture_output=True, text=True, timeout=120)
 
-    def test_every_code_block_runs(self):
-        blocks = fenced_blocks(DOC)
-        languages = [argument for _, kind, argument, _ in blocks if kind == "run"]
-        self.assertIn("python", languages)
-        self.assertIn("sh", languages)
-        for line, kind, argument, code in blocks:
-            where = f"docs/python.md:{line}"
-            self.assertEqual(kind, "run", f"{where}: a code block that no test runs")
-            self.assertIn(argument, ("python", "sh"), where)
-            result = self.run_block(argument, code)
-            print(f"{where} ({argument}): exit {result.returncode}")
-            print(result.stdout, end="")
-            self.assertEqual(result.returncode, 0, f"{where} failed:\n{code}\n{result.stderr}")
+    def test_blocks_run_in_order_in_one_shell_outside_the_source_with_a_scratch_home(self):
+        result = self.follow(
+            "# A page\n\n"
+            + fence("run: sh", "sh", 'export GREETING=hello; mkdir step; cd step; echo "$HOME" > home.txt')
+            + fence("output", "", "not run")
+            + fence("run: python", "python", """
+                import os, pathlib
+                assert os.environ["GREETING"] == "hello", "exports carry to the next block"
+                assert pathlib.Path.cwd().name == "step", "so does cd"
+                home = pathlib.Path(open("home.txt").read().strip())
+                assert pathlib.Path.cwd().parent == home / "page", "each page starts in $HOME/<page>"
+                assert not str(home).startswith(os.environ["ET_OPS_SOURCE"]), "outside the source"
+                assert home != pathlib.Path(os.path.expanduser("~" + os.environ["USER"])), "a scratch HOME"
+                print("python block ran")
+            """)
+            + fence("run: sh", "sh", "test -f ../step/home.txt && echo last block ran"))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("ok: docs/page.md: 3 block(s) ran", result.stdout)
 
+    def test_a_failing_command_fails_the_page_and_shows_its_block(self):
+        result = self.follow(fence("run: sh", "sh", "echo first") +
+                             fence("run: sh", "sh", "echo second; false; echo never") +
+                             fence("run: sh", "sh", "echo third"))
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertIn("FAILED: docs/page.md: exit status 1", result.stdout)
+        self.assertIn("==> docs/page.md:7 (sh)\nsecond\n", result.stdout)
+        self.assertNotIn("never", result.stdout)
+        self.assertNotIn("third", result.stdout)
+
+    def test_a_failing_pipeline_and_a_python_error_fail_too(self):
+        for block in (fence("run: sh", "sh", "false | cat"), fence("run: python", "python", "raise SystemExit(3)")):
+            result = self.follow(block)
+            self.assertEqual(result.returncode, 1, block + result.stdout)
+
+    def test_environment_blocks_give_way_to_a_build_tree(self):
+        page = fence("run: sh environment", "sh", "export PATH=/nonexistent") + fence("run: sh", "sh", "ls / >/dev/null")
+        self.assertEqual(self.follow(page).returncode, 1)
+        result = self.follow(page, "--build", str(self.source))
+        self.assertEqual(result.returncode, 0, result.stdout)
+
+    def test_snapshot_leaves_the_source_alone(self):
+        subprocess.run(["git", "init", "-q", str(self.source)], check=True)
+        result = self.follow(fence("run: sh", "sh", 'touch "$ET_OPS_SOURCE/made_by_the_page"'), "--snapshot")
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertFalse((self.source / "made_by_the_page").exists())
 
 if __name__ == "__main__":
     harness.main("python_docs")

@@ -91,7 +91,7 @@ TEST_CASE("an invalid scale stops the run at the quantize instruction") {
   CHECK(run.error.size() > std::string("instruction 1 (quantized_decomposed::quantize_per_tensor.out): ").size());
 }
 
-TEST_CASE("the tiny example of docs/program-format.md runs as documented") {
+TEST_CASE("the tiny example of docs/program-format.md (examples/tiny/tiny.json) runs as documented") {
   std::ifstream in(TINY_PROGRAM_JSON);
   REQUIRE(in);
   const std::string header((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
