@@ -95,6 +95,16 @@ def is_tensor(value):
     return isinstance(value, (TensorValue, Constant))
 
 
+def shape_of(value):
+    """The shape of a TensorValue or a Constant."""
+    return tuple(value.shape) if isinstance(value, TensorValue) else tuple(value.tensor.shape)
+
+
+def dtype_of(value):
+    """The .etp dtype of a TensorValue or a Constant."""
+    return value.dtype if isinstance(value, TensorValue) else etp_dtype(value.tensor.dtype)
+
+
 def qparams_of(quantized):
     """The quantization parameters of a quantized torch tensor."""
     quant_min, quant_max = quant_range(quantized.dtype)
