@@ -3,8 +3,9 @@
     PYTHONPATH=build/src/python /usr/bin/python3 bench/models.py [--models resnet18,mobilenet_v2]
         [--size 224] [--runs 10] [--json FILE]
 
-For each torchvision architecture (random weights, batch norm conditioned as
-training would, test/python/export_contract.py), batch 1, one thread:
+For each architecture (torchvision's, with random weights and batch norm
+conditioned as training would, test/python/export_contract.py; or the
+exporter's built-in MLP), one thread:
 
 - PyTorch eager float32;
 - PyTorch 1.13's quantized model (convert_fx) on each of its quantized
@@ -39,11 +40,15 @@ import export_contract  # noqa: E402  (test/python/export_contract.py)
 
 import et_ops  # noqa: E402
 import et_ops.export as ex  # noqa: E402
+import et_ops.models  # noqa: E402
 
+# name -> (factory, input shape; None: 3 channels of --size x --size)
 ARCHITECTURES = {
-    "resnet18": lambda: torchvision.models.quantization.resnet18(weights=None, quantize=False),
-    "mobilenet_v2": lambda: torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False),
+    "resnet18": (lambda: torchvision.models.quantization.resnet18(weights=None, quantize=False), None),
+    "mobilenet_v2": (lambda: torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False), None),
+    "mlp": (et_ops.models.MLP, (4, 16)),  # the exporter's built-in example
 }
+DEFAULT_MODELS = "resnet18,mobilenet_v2"
 ENGINES = [e for e in ("onednn", "qnnpack") if e in torch.backends.quantized.supported_engines]
 CALIBRATION_BATCHES = 4
 
@@ -75,9 +80,10 @@ def pytorch_quantized(model, engine, x, calibration):
 
 
 def measure(name, size, runs, workdir):
-    shape = (1, 3, size, size)
+    factory, shape = ARCHITECTURES[name]
+    shape = shape or (1, 3, size, size)
     torch.manual_seed(0)
-    model = export_contract.condition(ARCHITECTURES[name](), shape)
+    model = export_contract.condition(factory(), shape)
     x = normal(shape, 0)
     calibration = [normal(shape, 1 + i) for i in range(CALIBRATION_BATCHES)]
     rows = []
@@ -107,8 +113,8 @@ def measure(name, size, runs, workdir):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default=",".join(ARCHITECTURES))
-    parser.add_argument("--size", type=int, default=224)
+    parser.add_argument("--models", default=DEFAULT_MODELS, help=f"from {', '.join(ARCHITECTURES)}")
+    parser.add_argument("--size", type=int, default=224, help="image size of the torchvision models")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
@@ -119,7 +125,7 @@ def main():
             result = measure(name, args.size, args.runs, workdir)
             results.append(result)
             eager = result["rows"][0]["ms"]
-            print(f"\n{name}, input {result['input']}, batch 1, one thread; program {result['program_bytes']} bytes")
+            print(f"\n{name}, input {result['input']}, one thread; program {result['program_bytes']} bytes")
             print(f"  {'':40} {'ms':>9} {'vs eager':>9}  distance from its reference model")
             for row in result["rows"]:
                 print(f"  {row['what']:40} {row['ms']:9.2f} {eager / row['ms']:8.2f}x  {row['distance'] or ''}")
