@@ -158,13 +158,6 @@ struct ArgAs<TensorRef> {
   static TensorRef read(ArgReader& a, std::size_t i) { return a.tensor(i); }
 };
 template <>
-struct ArgAs<std::optional<TensorRef>> {
-  static std::optional<TensorRef> read(ArgReader& a, std::size_t i) {
-    if (a.is_none(i)) return std::nullopt;
-    return a.tensor(i);
-  }
-};
-template <>
 struct ArgAs<int64_t> {
   static int64_t read(ArgReader& a, std::size_t i) { return a.integer(i); }
 };
@@ -180,11 +173,14 @@ template <>
 struct ArgAs<DType> {
   static DType read(ArgReader& a, std::size_t i) { return a.scalar_type(i); }
 };
-template <>
-struct ArgAs<std::optional<DType>> {
-  static std::optional<DType> read(ArgReader& a, std::size_t i) {
+// An optional schema argument (`Tensor?`, `int?`, `float?`, `ScalarType?`,
+// and a library's own types such as `Scalar?` or `int[1]?`) is a none
+// value or the value itself.
+template <typename T>
+struct ArgAs<std::optional<T>> {
+  static std::optional<T> read(ArgReader& a, std::size_t i) {
     if (a.is_none(i)) return std::nullopt;
-    return a.scalar_type(i);
+    return ArgAs<T>::read(a, i);
   }
 };
 

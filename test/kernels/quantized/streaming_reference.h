@@ -2,14 +2,13 @@
 // add): an independent scalar reference of reference §3, §4 and §8 written
 // without the library's code (its own rounding, saturation and 16-bit float
 // conversions via GCC's _Float16), tensors with arbitrary dim orders built
-// from logical values, error assertions, and a loop over every Highway
-// target the library was compiled for.
+// from logical values, error assertions, and (from common/simd_targets.h)
+// the loop over every Highway target the library was compiled for.
 #ifndef ET_OPS_TEST_KERNELS_QUANTIZED_STREAMING_REFERENCE_H
 #define ET_OPS_TEST_KERNELS_QUANTIZED_STREAMING_REFERENCE_H
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
-#include <hwy/targets.h>
 
 #include <algorithm>
 #include <cmath>
@@ -31,27 +30,10 @@
 #include "et_ops/kernels/quantized.h"
 #include "et_ops/tensor.h"
 #include "et_ops/value.h"
+#include "common/simd_targets.h"
 #include "test_util.h"
 
 namespace et_ops::test {
-
-// ---- Highway targets ----
-
-// Runs f once per Highway target compiled into the library and supported by
-// this CPU, forcing the dispatch to that target, then restores the default.
-template <typename F>
-void for_each_simd_target(F&& f) {
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  REQUIRE(!targets.empty());
-  for (int64_t target : targets) {
-    hwy::SetSupportedTargetsForTest(target);
-    INFO("Highway target " << hwy::TargetName(target));
-    f();
-  }
-}
 
 // ---- independent 16-bit float conversions ----
 
