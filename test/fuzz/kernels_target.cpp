@@ -31,14 +31,31 @@ namespace {
 constexpr std::size_t kMaxRank = 4;
 constexpr int64_t kMaxSize = 4;
 
-enum class Kind { Tensor, OptionalTensor, OutTensor, Int, Float, ScalarType, OptionalScalarType, Bool, Scalar, IntList };
-constexpr std::size_t kKindCount = 10;
+// The first seven are the quantized schemas' kinds, in the order its
+// corpus was written for; the portable schemas use them all.
+enum class Kind {
+  Tensor,
+  OptionalTensor,
+  OutTensor,
+  Int,
+  Float,
+  ScalarType,
+  OptionalScalarType,
+  Bool,
+  Scalar,
+  IntList,
+  OptionalInt,
+  OptionalFloat,
+  OptionalScalar,
+  OptionalIntList,
+};
+constexpr std::size_t kKindCount = 14;
 
 // How a target reads its bytes. The quantized target keeps the decoding its
 // corpus and regression inputs were written in (any dtype equally likely, a
 // wrong kind among its schemas' seven); the portable target favours float32,
 // which the aten kernels compute in, so calls get past their dtype checks
-// often enough to reach the arithmetic, and draws wrong kinds among all ten.
+// often enough to reach the arithmetic, and draws wrong kinds among them all.
 struct Decoding {
   bool favour_float32;
   std::size_t kinds;
@@ -71,6 +88,10 @@ std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
     else if (type == "float") kinds.push_back(Kind::Float);
     else if (type == "ScalarType") kinds.push_back(Kind::ScalarType);
     else if (type == "ScalarType?") kinds.push_back(Kind::OptionalScalarType);
+    else if (type == "int?" || type == "SymInt?") kinds.push_back(Kind::OptionalInt);
+    else if (type == "float?") kinds.push_back(Kind::OptionalFloat);
+    else if (type == "Scalar?") kinds.push_back(Kind::OptionalScalar);
+    else if (type.back() == '?' && type[type.size() - 2] == ']') kinds.push_back(Kind::OptionalIntList);  // int[1]?
     else target_failure(target, ("an argument type the target does not know: " + std::string(type)).c_str());
   }
   return kinds;
@@ -247,10 +268,22 @@ class Call {
         [[fallthrough]];
       case Kind::Tensor:
       case Kind::OutTensor: return add_tensor(written);
+      case Kind::OptionalInt:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
       case Kind::Int: return add_value(int_value(fuzz_int(in_)));
+      case Kind::OptionalFloat:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
       case Kind::Float: return add_value(in_.chance(16) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
+      case Kind::OptionalScalar:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
       case Kind::Scalar: return add_value(in_.chance(64) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
       case Kind::Bool: return add_value(bool_value(in_.chance(128)));
+      case Kind::OptionalIntList:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
       case Kind::IntList: return add_int_list();
       case Kind::OptionalScalarType:
         if (in_.chance(96)) return add_value(none_value());
