@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "common/simd_targets.h"
+#include "simd_targets.h"
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
