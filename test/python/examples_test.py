@@ -25,31 +25,15 @@ import numpy as np
 import harness
 import et_ops
 
+sys.path.insert(0, harness.source_path("test"))
+import aten_capabilities  # noqa: E402  (test/aten_capabilities.py)
+
 EXAMPLES = {"mlp": "qmlp", "cnn": "qcnn"}
-
-
-def cpu_flags():
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
-
-
-def aten_capabilities():
-    """The ATEN_CPU_CAPABILITY values this CPU can run: always `default`."""
-    flags = cpu_flags()
-    capabilities = ["default"]
-    if {"avx2", "fma"} <= flags:
-        capabilities.append("avx2")
-    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
-        capabilities.append("avx512")
-    return capabilities
 
 
 def export_environments():
     """(description, environment overrides) of every way the export is run."""
-    environments = [(f"ATEN_CPU_CAPABILITY={c}", {"ATEN_CPU_CAPABILITY": c}) for c in aten_capabilities()]
+    environments = [(f"ATEN_CPU_CAPABILITY={c}", {"ATEN_CPU_CAPABILITY": c}) for c in aten_capabilities.supported()]
     no_fma = "glibc.cpu.hwcaps=-AVX2,-FMA"
     environments.append((f"GLIBC_TUNABLES={no_fma} (libm as on a CPU without FMA)", {"GLIBC_TUNABLES": no_fma}))
     return environments
