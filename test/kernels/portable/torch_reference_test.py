@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 """Compares the portable kernels with PyTorch 1.13 on seeded random inputs.
 
-Usage: torch_reference_test.py TORCH_DRIVER CAPABILITY
+Usage: torch_reference_test.py TORCH_DRIVER
 
-CAPABILITY is the ATEN_CPU_CAPABILITY PyTorch runs under (default, avx2 or
-avx512): PyTorch's results differ between them where its vector code
-differs, and the kernels must agree with every one. A CPU without the
-instructions a capability needs cannot run it; the test then reports that
-and exits 77 (skipped).
+Without ATEN_CPU_CAPABILITY in its environment it runs itself once per
+capability this CPU supports (default, avx2, avx512; test/aten_capabilities.py):
+PyTorch's results differ between them where its vector code differs, and
+the kernels must agree with every one.
 
 Every case builds inputs with a fixed seed, computes PyTorch's result, and
 asks torch_driver (through the registry and the C ABI) for ours. What must
@@ -37,10 +36,11 @@ import subprocess
 import sys
 import tempfile
 
-CAPABILITIES = {"default": "NO AVX", "avx2": "AVX2", "avx512": "AVX512"}
-# The capability is read when torch is imported.
-if len(sys.argv) == 3 and sys.argv[2] in CAPABILITIES:
-    os.environ["ATEN_CPU_CAPABILITY"] = sys.argv[2]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import aten_capabilities  # noqa: E402  (test/aten_capabilities.py)
+
+if __name__ == "__main__" and aten_capabilities.requested() is None:
+    sys.exit(aten_capabilities.run_under_each())
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -57,13 +57,6 @@ DTYPES = {
 }
 CONTIGUOUS = None
 CHANNELS_LAST = (0, 2, 3, 1)
-
-
-def cpu_capability():
-    for line in torch.__config__.show().splitlines():
-        if "CPU capability usage" in line:
-            return line.split(":")[-1].strip()
-    return "unknown"
 
 
 class Request:
@@ -222,7 +215,7 @@ class Suite:
             else:
                 failed += 1
                 print(f"FAIL {name}: {why}")
-        print(f"torch {torch.__version__}, CPU capability {cpu_capability()}")
+        print(f"torch {torch.__version__}, CPU capability {aten_capabilities.active(torch)}")
         for op, value in sorted(self.measured.items()):
             print(f"largest difference from PyTorch: {op}: {value:g} ulp")
         print(f"portable_torch: {passed} passed, {failed} failed")
@@ -716,14 +709,10 @@ def more_copy_cases(suite, gen):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in CAPABILITIES:
+    if len(sys.argv) != 2:
         print(__doc__)
         return 2
-    wanted, used = CAPABILITIES[sys.argv[2]], cpu_capability()
-    if used != wanted:
-        # PyTorch falls back to what the CPU supports.
-        print(f"this CPU cannot run PyTorch's {sys.argv[2]} kernels (it runs {used}); nothing to compare")
-        return 77
+    aten_capabilities.check_active(torch)
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
     suite = Suite(sys.argv[1])
