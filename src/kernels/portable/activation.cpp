@@ -67,20 +67,6 @@ bool bound_to(KernelContext& ctx, const char* op, const char* name, std::optiona
   return true;
 }
 
-// hardtanh on integers takes its limits as int64 first (a floating limit
-// truncates toward zero), as aten does; NaN or a value beyond int64 cannot.
-bool integral_limit(KernelContext& ctx, const char* op, const char* name, Scalar limit, Scalar& result) {
-  if (limit.is_integral()) {
-    result = limit;
-    return true;
-  }
-  const double v = limit.to_double();
-  if (!(v > -9223372036854775808.0 - 1.0 && v < 9223372036854775808.0))
-    return detail::fail(ctx, op, "{} = {} cannot be converted to int64 without overflow", name, v);
-  result = Scalar(static_cast<int64_t>(v));
-  return true;
-}
-
 // The kernels defined by one vectorised loop of floating point elements.
 bool floating_activation(KernelContext& ctx, const char* op, Unary unary, TensorRef self, TensorRef out,
                          const UnaryParams& params = {}) {
@@ -121,8 +107,9 @@ bool hardtanh_out(KernelContext& ctx, TensorRef self, Scalar min_val, Scalar max
   const char* op = "aten::hardtanh.out";
   if (!detail::check_unary(ctx, op, self, out, detail::check_arithmetic_dtype)) return false;
   const bool integral = !is_floating(self.dtype());
-  if (integral && !(integral_limit(ctx, op, "min_val", min_val, min_val) &&
-                    integral_limit(ctx, op, "max_val", max_val, max_val)))
+  // On integers aten takes the limits as int64 first (a floating limit truncates).
+  if (integral && !(detail::truncate_to_int64(ctx, op, "min_val", min_val, min_val) &&
+                    detail::truncate_to_int64(ctx, op, "max_val", max_val, max_val)))
     return false;
   const bool is_unsigned = self.dtype() == DType::UInt8;
   if (is_unsigned && (min_val.to_int() < 0 || max_val.to_int() < 0))

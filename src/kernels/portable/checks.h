@@ -228,6 +228,20 @@ bool operand_to(KernelContext& ctx, const char* op, const char* name, Scalar s, 
   }
 }
 
+// A Scalar as aten's toLong takes it: an int as it is, a double truncated
+// toward zero; NaN and values beyond int64 are reported.
+inline bool truncate_to_int64(KernelContext& ctx, const char* op, const char* name, Scalar s, Scalar& result) {
+  if (s.is_integral()) {
+    result = s;
+    return true;
+  }
+  const double v = s.to_double();
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+    return fail(ctx, op, "{} = {} cannot be converted to int64 without overflow", name, v);
+  result = Scalar(static_cast<int64_t>(v));
+  return true;
+}
+
 // A 0-dim tensor holding one element, so a Scalar operand can go through
 // the same broadcasting loops as a tensor one.
 template <typename T>

@@ -63,19 +63,6 @@ bool resolve_padding(KernelContext& ctx, TensorRef self, IntList pad, Padding& p
   return true;
 }
 
-// A floating value for an integral dtype truncates toward zero, as fill_.
-bool integral_value(KernelContext& ctx, Scalar value, Scalar& result) {
-  if (value.is_integral()) {
-    result = value;
-    return true;
-  }
-  const double v = value.to_double();
-  if (!(v > -9223372036854775808.0 - 1.0 && v < 9223372036854775808.0))
-    return detail::fail(ctx, kPadOp, "value = {} cannot be converted to an integer without overflow", v);
-  result = Scalar(static_cast<int64_t>(v));
-  return true;
-}
-
 // A 16-bit float value: beyond the largest finite value is an overflow.
 template <typename T>
 bool narrow_float(KernelContext& ctx, Scalar value, double largest, DType dtype, T& result) {
@@ -105,7 +92,8 @@ bool fill_bytes(KernelContext& ctx, DType dtype, Scalar value, unsigned char (&b
     case DType::UInt16: {
       Scalar integral = value;
       uint16_t v = 0;
-      return integral_value(ctx, value, integral) && detail::scalar_to(ctx, kPadOp, "value", integral, v) && store(v);
+      return detail::truncate_to_int64(ctx, kPadOp, "value", value, integral) &&
+             detail::scalar_to(ctx, kPadOp, "value", integral, v) && store(v);
     }
     default: break;
   }
@@ -114,8 +102,9 @@ bool fill_bytes(KernelContext& ctx, DType dtype, Scalar value, unsigned char (&b
     using T = typename decltype(tag)::type;
     Scalar converted = value;
     T v{};
+    // A floating value for an integral dtype truncates toward zero, as fill_.
     if constexpr (!std::is_floating_point_v<T>)
-      if (!integral_value(ctx, value, converted)) return;
+      if (!detail::truncate_to_int64(ctx, kPadOp, "value", value, converted)) return;
     ok = detail::scalar_to(ctx, kPadOp, "value", converted, v) && store(v);
   });
   return ok;

@@ -23,11 +23,16 @@ float source_scale(std::optional<double> scale, int64_t in, int64_t out) {
   return static_cast<float>(in) / static_cast<float>(out);
 }
 
-// PyTorch's nearest_idx.
+// PyTorch's nearest_idx. A scale so small that 1 / scale overflows float32
+// makes o * scale infinite (or NaN for o = 0), which PyTorch converts to an
+// integer with undefined behaviour; here it means the last (or first) row.
 int64_t source_index(int64_t o, int64_t in, int64_t out, float scale) {
   if (out == in) return o;
   if (out == 2 * in) return o >> 1;
-  return std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
+  const float position = std::floor(static_cast<float>(o) * scale);
+  if (std::isnan(position)) return 0;
+  if (!(position < 9.2e18f)) return in - 1;  // beyond int64 (or infinite)
+  return std::min(static_cast<int64_t>(position), in - 1);
 }
 
 bool check_sizes(KernelContext& ctx, TensorRef self, IntList output_size) {

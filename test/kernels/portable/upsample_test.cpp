@@ -53,6 +53,11 @@ TEST_CASE("upsample_nearest2d: nearest source elements", "[portable][upsample_ne
     REQUIRE(upsample(ctx, x, {3, 5}, out, -1.0, 0.0));
     CHECK(out.values == std::vector<int32_t>{0, 0, 1, 1, 2, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5});
   }
+  SECTION("a scale whose inverse overflows float32 picks the first, then the last element") {
+    Owned<int32_t> out({1, 1, 3, 5}, Owned<int32_t>::filled({1, 1, 3, 5}, -1));
+    REQUIRE(upsample(ctx, x, {3, 5}, out, 1e-300, 1e-300));
+    CHECK(out.values == std::vector<int32_t>{0, 2, 2, 2, 2, 3, 5, 5, 5, 5, 3, 5, 5, 5, 5});
+  }
   SECTION("downsampling and equal sizes") {
     Owned<int32_t> big({1, 1, 4, 4}, counting(16));
     Owned<int32_t> out({1, 1, 2, 3}, Owned<int32_t>::filled({1, 1, 2, 3}, -1));
