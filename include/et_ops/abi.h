@@ -64,13 +64,20 @@ typedef enum et_ops_value_tag {
   ET_OPS_VALUE_BOOL = 3,
   ET_OPS_VALUE_SCALAR_TYPE = 4,
   ET_OPS_VALUE_INT_LIST = 5,
-  ET_OPS_VALUE_TENSOR = 6
+  ET_OPS_VALUE_TENSOR = 6,
+  ET_OPS_VALUE_TENSOR_LIST = 7
 } et_ops_value_tag;
 
 typedef struct et_ops_int_list {
   const int64_t* data;
   int64_t size;
 } et_ops_int_list;
+
+/* A schema `Tensor[]` argument: `size` tensors, in order. */
+typedef struct et_ops_tensor_list {
+  et_ops_tensor* const* data;
+  int64_t size;
+} et_ops_tensor_list;
 
 /* One argument of an operator call. */
 typedef struct et_ops_value {
@@ -83,6 +90,7 @@ typedef struct et_ops_value {
     int64_t scalar_type; /* et_ops_dtype */
     et_ops_int_list int_list;
     et_ops_tensor* tensor;
+    et_ops_tensor_list tensor_list;
   } u;
 } et_ops_value;
 

@@ -25,13 +25,23 @@ void tensor_arguments(const Program::Impl& program, const Program::Impl::Instruc
   }
 }
 
-// Whether any instruction names a constant tensor (a pointer into the
-// read-only mapping of the file).
+bool is_constant(const Program::Impl& program, uint32_t v) {
+  const int32_t slot = program.slot_of_value[v];
+  return slot >= 0 && program.tensor_slots[static_cast<std::size_t>(slot)].constant;
+}
+
+// Whether value v is, or (a tensor_list) holds, a constant tensor: a pointer
+// into the read-only mapping of the file.
+bool holds_constant(const Program::Impl& program, uint32_t v) {
+  if (is_constant(program, v)) return true;
+  for (uint32_t element : program.model.values[v].elements)
+    if (is_constant(program, element)) return true;
+  return false;
+}
+
 bool passes_constants(const Program::Impl& program) {
-  for (uint32_t v : program.arg_values) {
-    const int32_t slot = program.slot_of_value[v];
-    if (slot >= 0 && program.tensor_slots[static_cast<std::size_t>(slot)].constant) return true;
-  }
+  for (uint32_t v : program.arg_values)
+    if (holds_constant(program, v)) return true;
   return false;
 }
 
@@ -49,8 +59,7 @@ void check_constant_writes(const Program::Impl& program) {
     const std::vector<bool>& flags = written[reinterpret_cast<const void*>(instruction.fn)];
     for (std::size_t a = 0; a < instruction.arg_count && a < flags.size(); ++a) {
       const uint32_t v = program.arg_values[instruction.first_arg + a];
-      const int32_t slot = program.slot_of_value[v];
-      if (flags[a] && slot >= 0 && program.tensor_slots[static_cast<std::size_t>(slot)].constant)
+      if (flags[a] && holds_constant(program, v))
         throw FormatError(fmt::format("{}: instructions[{}].args[{}] names value {}, a constant, where {} writes its "
                                       "argument {}; constants are read-only",
                                       program.path, i, a, v, program.model.instructions[i].op, a));

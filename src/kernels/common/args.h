@@ -106,6 +106,23 @@ class ArgReader {
     return v->u.int_list;
   }
 
+  TensorList tensor_list(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_TENSOR_LIST);
+    if (v == nullptr) return TensorList();
+    const et_ops_tensor_list& list = v->u.tensor_list;
+    if (list.size < 0 || (list.size > 0 && list.data == nullptr)) {
+      ctx_.fail(fmt::format("{}: argument {} ('{}') is a malformed tensor list", op_, i, name(i)));
+      return TensorList();
+    }
+    for (int64_t e = 0; e < list.size; ++e) {
+      if (list.data[e] == nullptr) {
+        ctx_.fail(fmt::format("{}: argument {} ('{}') holds a null tensor at {}", op_, i, name(i), e));
+        return TensorList();
+      }
+    }
+    return TensorList(list);
+  }
+
   // The tag of argument i, or -1 when it is missing.
   int32_t tag(std::size_t i) const { return i < count_ && args_[i] != nullptr ? args_[i]->tag : -1; }
   bool is_none(std::size_t i) const { return tag(i) == ET_OPS_VALUE_NONE; }
@@ -136,6 +153,7 @@ class ArgReader {
       case ET_OPS_VALUE_SCALAR_TYPE: return "a scalar type";
       case ET_OPS_VALUE_INT_LIST: return "an int list";
       case ET_OPS_VALUE_TENSOR: return "a tensor";
+      case ET_OPS_VALUE_TENSOR_LIST: return "a tensor list";
       default: return "an invalid value";
     }
   }
@@ -156,6 +174,10 @@ struct ArgAs;
 template <>
 struct ArgAs<TensorRef> {
   static TensorRef read(ArgReader& a, std::size_t i) { return a.tensor(i); }
+};
+template <>
+struct ArgAs<TensorList> {
+  static TensorList read(ArgReader& a, std::size_t i) { return a.tensor_list(i); }
 };
 template <>
 struct ArgAs<int64_t> {
