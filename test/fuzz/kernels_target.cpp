@@ -48,8 +48,9 @@ enum class Kind {
   OptionalFloat,
   OptionalScalar,
   OptionalIntList,
+  TensorList,
 };
-constexpr std::size_t kKindCount = 14;
+constexpr std::size_t kKindCount = 15;
 
 // How a target reads its bytes. The quantized target keeps the decoding its
 // corpus and regression inputs were written in (any dtype equally likely, a
@@ -79,6 +80,7 @@ std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
     if (argument == "*") continue;
     const std::string_view type = argument.substr(0, argument.find(' '));
     if (type == "Tensor") kinds.push_back(Kind::Tensor);
+    else if (type == "Tensor[]") kinds.push_back(Kind::TensorList);
     else if (type == "Tensor?") kinds.push_back(Kind::OptionalTensor);
     else if (type.substr(0, 7) == "Tensor(" && type.back() == ')') kinds.push_back(Kind::OutTensor);
     else if (type == "int" || type == "SymInt") kinds.push_back(Kind::Int);
@@ -285,6 +287,7 @@ class Call {
         if (in_.chance(96)) return add_value(none_value());
         [[fallthrough]];
       case Kind::IntList: return add_int_list();
+      case Kind::TensorList: return add_tensor_list();
       case Kind::OptionalScalarType:
         if (in_.chance(96)) return add_value(none_value());
         [[fallthrough]];
@@ -336,6 +339,18 @@ class Call {
     int_lists_.push_back(std::move(list));
   }
 
+  // Up to four tensors (now and then a null one), read only by the kernel.
+  void add_tensor_list() {
+    auto list = std::make_unique<std::vector<et_ops_tensor*>>(in_.below(5));
+    for (et_ops_tensor*& element : *list) {
+      if (in_.chance(2)) continue;  // stays null
+      tensors_.push_back(fuzz_tensor(in_, pool_, false, decoding_));
+      element = &tensors_.back()->raw;
+    }
+    add_value(tensor_list_value(list->data(), static_cast<int64_t>(list->size())));
+    tensor_lists_.push_back(std::move(list));
+  }
+
   void add_tensor(bool output) {
     if (in_.chance(2)) return add_value(tensor_value(static_cast<et_ops_tensor*>(nullptr)));
     tensors_.push_back(fuzz_tensor(in_, pool_, output, decoding_));
@@ -347,6 +362,7 @@ class Call {
   ShapePool pool_;
   std::vector<std::unique_ptr<FuzzTensor>> tensors_;  // stable addresses: values point into them
   std::vector<std::unique_ptr<std::vector<int64_t>>> int_lists_;  // what int list values point to
+  std::vector<std::unique_ptr<std::vector<et_ops_tensor*>>> tensor_lists_;  // what tensor list values point to
   std::vector<et_ops_value> values_;
 };
 

@@ -141,6 +141,8 @@ ET_OPS_KERNELS_API bool slice_copy_out(KernelContext& ctx, TensorRef self, int64
 // new elements equal to value.
 ET_OPS_KERNELS_API bool constant_pad_nd_out(KernelContext& ctx, TensorRef self, IntList pad, Scalar value,
                                             TensorRef out);
+// out = the tensors joined along dim (sizes equal elsewhere); 1-D tensors of size 0 are skipped, as in aten.
+ET_OPS_KERNELS_API bool cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out);
 // Nearest-neighbour upsampling of self [N, C, H, W] to output_size [H_out, W_out]; a positive scale
 // replaces H / H_out (or W / W_out) in the source index.
 ET_OPS_KERNELS_API bool upsample_nearest2d_out(KernelContext& ctx, TensorRef self, IntList output_size,

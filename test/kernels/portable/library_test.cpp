@@ -274,3 +274,20 @@ TEST_CASE("abi: an optional argument is a none value or the value itself", "[por
     REQUIRE(call_kernel(kernel("aten::upsample_nearest2d.out"), up).ok());
   }
 }
+
+TEST_CASE("abi: cat takes a tensor list", "[portable][abi]") {
+  Owned<int64_t> a({1, 2}, {1, 2});
+  Owned<int64_t> b({2, 2}, {3, 4, 5, 6});
+  Owned<int64_t> out({3, 2}, Owned<int64_t>::filled({3, 2}, 0));
+  et_ops_tensor* const tensors[] = {a.raw(), b.raw()};
+  std::vector<et_ops_value> args = {et_ops::tensor_list_value(tensors, 2), int_value(0), tensor_arg(out)};
+  REQUIRE(call_kernel(kernel("aten::cat.out"), args).ok());
+  CHECK(out.values == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+  et_ops_tensor* const with_null[] = {a.raw(), nullptr};
+  args[0] = et_ops::tensor_list_value(with_null, 2);
+  auto ctx = call_kernel(kernel("aten::cat.out"), args);
+  CHECK_ERROR(ctx, "aten::cat.out: argument 0 ('tensors') holds a null tensor at 1");
+  args[0] = tensor_arg(a);
+  ctx = call_kernel(kernel("aten::cat.out"), args);
+  CHECK_ERROR(ctx, "argument 0 ('tensors') must be a tensor list, got a tensor");
+}

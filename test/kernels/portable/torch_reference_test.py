@@ -14,7 +14,7 @@ agree how (docs/kernels-portable.md states the same):
 
 - bit for bit (NaNs by position, signed zeros included): elementwise
   arithmetic, relu, hardtanh, clamp, leaky_relu, hardswish, hardsigmoid,
-  copies (view, permute, slice, constant padding, nearest upsampling), max,
+  copies (view, permute, slice, cat, constant padding, nearest upsampling), max,
   average and adaptive average pooling;
 - within ULPS[op] units in the last place: sigmoid and tanh (PyTorch's exp
   and tanh differ between its capabilities; ours are correctly rounded but
@@ -662,7 +662,7 @@ def mean_cases(suite, gen):
 
 
 def more_copy_cases(suite, gen):
-    """slice_copy, constant_pad_nd and upsample_nearest2d."""
+    """slice_copy, constant_pad_nd, cat and upsample_nearest2d."""
     r = suite.request
     for dtype in [torch.float32, torch.float16, torch.int8, torch.int64, torch.bool]:
         x = random_values([4, 10, 6], dtype, gen) if dtype != torch.bool else \
@@ -691,6 +691,20 @@ def more_copy_cases(suite, gen):
     spec, out = r.tensor_out(torch.float32, ref.shape, CHANNELS_LAST)
     expect_same(suite, "slice_copy channels-last", "aten::slice_copy.Tensor_out",
                 [r.tensor_in(x, CHANNELS_LAST), {"int": 1}, {"int": 1}, {"int": 3}, {"int": 1}, spec], out, ref)
+    for dtype in [torch.float32, torch.int8, torch.float16, torch.bool]:
+        for shapes, dim in [([[2, 3], [4, 3]], 0), ([[2, 3], [2, 1], [2, 0], [2, 5]], 1), ([[1, 2, 2, 2], [1, 3, 2, 2]], 1),
+                            ([[0], [3, 2], [0], [1, 2]], 0), ([[2, 2], [2, 2]], -1), ([[0], [0]], 0)]:
+            parts = [random_values(shape, dtype, gen) if dtype != torch.bool else
+                     torch.rand(shape, generator=gen) > 0.5 for shape in shapes]
+            ref = torch.cat(parts, dim)
+            spec, out = r.tensor_out(dtype, ref.shape)
+            expect_same(suite, f"cat {DTYPES[dtype]} {shapes} dim={dim}", "aten::cat.out",
+                        [{"tensor_list": [r.tensor_in(p)["tensor"] for p in parts]}, {"int": dim}, spec], out, ref)
+    parts = [random_values([2, c, 3, 3], torch.float32, gen) for c in (1, 4, 2)]
+    ref = torch.cat(parts, 1)
+    spec, out = r.tensor_out(torch.float32, ref.shape, CHANNELS_LAST)
+    expect_same(suite, "cat channels-last along channels", "aten::cat.out",
+                [{"tensor_list": [r.tensor_in(p, CHANNELS_LAST)["tensor"] for p in parts]}, {"int": 1}, spec], out, ref)
     for shape, size, scales, layout in [([1, 2, 3, 4], [6, 8], (None, None), CONTIGUOUS),
                                         ([2, 3, 4, 5], [7, 3], (None, None), CONTIGUOUS),
                                         ([1, 1, 5, 5], [5, 5], (None, None), CONTIGUOUS),
