@@ -13,6 +13,7 @@
 using et_ops::DType;
 using et_ops::KernelContext;
 using et_ops::TensorRef;
+using et_ops::test::iota_values;
 using et_ops::test::Owned;
 namespace portable = et_ops::kernels::portable;
 
@@ -25,45 +26,39 @@ bool upsample(KernelContext& ctx, TensorRef self, const Sizes& size, TensorRef o
   return portable::upsample_nearest2d_out(ctx, self, size, scales_h, scales_w, out);
 }
 
-std::vector<int32_t> counting(int n) {
-  std::vector<int32_t> v;
-  for (int i = 0; i < n; ++i) v.push_back(i);
-  return v;
-}
-
 }  // namespace
 
 TEST_CASE("upsample_nearest2d: nearest source elements", "[portable][upsample_nearest2d]") {
   KernelContext ctx;
-  Owned<int32_t> x({1, 1, 2, 3}, counting(6));
+  Owned<int64_t> x({1, 1, 2, 3}, iota_values(6));
   SECTION("doubling repeats each element twice") {
-    Owned<int32_t> out({1, 1, 4, 6}, Owned<int32_t>::filled({1, 1, 4, 6}, -1));
+    Owned<int64_t> out({1, 1, 4, 6}, Owned<int64_t>::filled({1, 1, 4, 6}, -1));
     REQUIRE(upsample(ctx, x, {4, 6}, out));
-    CHECK(out.values == std::vector<int32_t>{0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 3, 3, 4, 4, 5, 5});
+    CHECK(out.values == std::vector<int64_t>{0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 3, 3, 4, 4, 5, 5});
   }
   SECTION("other sizes: floor(o * in / out) in float32") {
-    Owned<int32_t> out({1, 1, 3, 5}, Owned<int32_t>::filled({1, 1, 3, 5}, -1));
+    Owned<int64_t> out({1, 1, 3, 5}, Owned<int64_t>::filled({1, 1, 3, 5}, -1));
     REQUIRE(upsample(ctx, x, {3, 5}, out));
-    CHECK(out.values == std::vector<int32_t>{0, 0, 1, 1, 2, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5});
+    CHECK(out.values == std::vector<int64_t>{0, 0, 1, 1, 2, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5});
   }
   SECTION("positive scales replace in / out; others are ignored") {
-    Owned<int32_t> out({1, 1, 3, 5}, Owned<int32_t>::filled({1, 1, 3, 5}, -1));
+    Owned<int64_t> out({1, 1, 3, 5}, Owned<int64_t>::filled({1, 1, 3, 5}, -1));
     REQUIRE(upsample(ctx, x, {3, 5}, out, 1.3, 2.2));
-    CHECK(out.values == std::vector<int32_t>{0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 3, 3, 3, 4, 4});
+    CHECK(out.values == std::vector<int64_t>{0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 3, 3, 3, 4, 4});
     REQUIRE(upsample(ctx, x, {3, 5}, out, -1.0, 0.0));
-    CHECK(out.values == std::vector<int32_t>{0, 0, 1, 1, 2, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5});
+    CHECK(out.values == std::vector<int64_t>{0, 0, 1, 1, 2, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5});
   }
   SECTION("a scale whose inverse overflows float32 picks the first, then the last element") {
-    Owned<int32_t> out({1, 1, 3, 5}, Owned<int32_t>::filled({1, 1, 3, 5}, -1));
+    Owned<int64_t> out({1, 1, 3, 5}, Owned<int64_t>::filled({1, 1, 3, 5}, -1));
     REQUIRE(upsample(ctx, x, {3, 5}, out, 1e-300, 1e-300));
-    CHECK(out.values == std::vector<int32_t>{0, 2, 2, 2, 2, 3, 5, 5, 5, 5, 3, 5, 5, 5, 5});
+    CHECK(out.values == std::vector<int64_t>{0, 2, 2, 2, 2, 3, 5, 5, 5, 5, 3, 5, 5, 5, 5});
   }
   SECTION("downsampling and equal sizes") {
-    Owned<int32_t> big({1, 1, 4, 4}, counting(16));
-    Owned<int32_t> out({1, 1, 2, 3}, Owned<int32_t>::filled({1, 1, 2, 3}, -1));
+    Owned<int64_t> big({1, 1, 4, 4}, iota_values(16));
+    Owned<int64_t> out({1, 1, 2, 3}, Owned<int64_t>::filled({1, 1, 2, 3}, -1));
     REQUIRE(upsample(ctx, big, {2, 3}, out));
-    CHECK(out.values == std::vector<int32_t>{0, 1, 2, 8, 9, 10});
-    Owned<int32_t> same({1, 1, 4, 4}, Owned<int32_t>::filled({1, 1, 4, 4}, -1));
+    CHECK(out.values == std::vector<int64_t>{0, 1, 2, 8, 9, 10});
+    Owned<int64_t> same({1, 1, 4, 4}, Owned<int64_t>::filled({1, 1, 4, 4}, -1));
     REQUIRE(upsample(ctx, big, {4, 4}, same));
     CHECK(same.values == big.values);
   }
@@ -79,10 +74,10 @@ TEST_CASE("upsample_nearest2d: nearest source elements", "[portable][upsample_ne
     CHECK(upsample(ctx, empty, {4, 4}, empty_out));
   }
   SECTION("channels-last tensors give the same elements") {
-    Owned<int32_t> planes({2, 3, 2, 3}, counting(36), {0, 2, 3, 1});
-    Owned<int32_t> contiguous({2, 3, 2, 3}, counting(36));
-    Owned<int32_t> out({2, 3, 5, 7}, Owned<int32_t>::filled({2, 3, 5, 7}, -1), {0, 2, 3, 1});
-    Owned<int32_t> expected({2, 3, 5, 7}, Owned<int32_t>::filled({2, 3, 5, 7}, -1));
+    Owned<int64_t> planes({2, 3, 2, 3}, iota_values(36), {0, 2, 3, 1});
+    Owned<int64_t> contiguous({2, 3, 2, 3}, iota_values(36));
+    Owned<int64_t> out({2, 3, 5, 7}, Owned<int64_t>::filled({2, 3, 5, 7}, -1), {0, 2, 3, 1});
+    Owned<int64_t> expected({2, 3, 5, 7}, Owned<int64_t>::filled({2, 3, 5, 7}, -1));
     REQUIRE(upsample(ctx, planes, {5, 7}, out));
     REQUIRE(upsample(ctx, contiguous, {5, 7}, expected));
     CHECK(out.logical() == expected.logical());
