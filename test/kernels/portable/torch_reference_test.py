@@ -17,8 +17,8 @@ agree how (docs/kernels-portable.md states the same):
   copies (view, permute, slice, cat, constant padding, nearest upsampling), max,
   average and adaptive average pooling;
 - within ULPS[op] units in the last place: sigmoid and tanh (PyTorch's exp
-  and tanh differ between its capabilities; ours are correctly rounded but
-  for rare ties);
+  and tanh differ between its capabilities; ours are correctly rounded in
+  float32 but for rare ties, within a few ulp in float64);
 - within MEAN_ULPS units in the last place of the mean magnitude of the
   reduced elements: mean (PyTorch sums in another order);
 - within one rounding: float add and sub with alpha other than 1 (PyTorch's
