@@ -16,7 +16,7 @@ namespace portable = et_ops::kernels::portable;
 
 namespace {
 constexpr std::size_t kOperators = 0
-#define ET_OPS_OPERATOR(function, name, schema) +1
+#define ET_OPS_OPERATOR(function, schema) +1
 #include "kernels/portable/operators.def"
 #undef ET_OPS_OPERATOR
     ;
