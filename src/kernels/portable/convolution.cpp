@@ -1,20 +1,247 @@
-// aten::convolution.out: direct 2-D convolution on float32 with groups,
-// stride, padding and dilation, accumulated in float32. Transposed
-// convolution is not supported.
+// aten::convolution.out: 2-D convolution on float32 with groups, stride,
+// padding and dilation, accumulated in float32. Transposed convolution is
+// not supported.
 //
-// Each output element sums its taps in (input channel, kernel row, kernel
-// column) order from 0, then adds the bias. PyTorch (oneDNN / im2col+GEMM)
-// sums in other orders, so results agree with it to rounding.
+// Every output element is the sum described in gemm.h: from +0.0, the
+// products input * weight over (input channel, kernel row, kernel column)
+// in increasing order, taps in the padding counting as input 0.0, then the
+// bias. Three paths compute that same sum, so they give the same bits:
+//   - depthwise (one input channel per group, as MobileNet's 3x3 layers):
+//     a direct kernel on a zero-padded copy of a band of input rows, each
+//     row split into `stride` phases so that neighbouring outputs read
+//     neighbouring inputs (per-target code in this file);
+//   - 1x1, stride 1, no padding: the input channels are the matrix that
+//     multiplies the weights (gemm.h);
+//   - everything else: the weights times the patch matrix (gemm.h).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "convolution.cpp"
+#include <hwy/foreach_target.h>  // must precede highway.h
+#include <hwy/highway.h>
+
+#include <algorithm>
 #include <cstdint>
 
 #include "checks.h"
 #include "et_ops/kernels/portable.h"
+#include "gemm.h"
 
+#ifndef ET_OPS_PORTABLE_CONVOLUTION_SHARED
+#define ET_OPS_PORTABLE_CONVOLUTION_SHARED
+namespace et_ops::kernels::portable::conv {
+
+// A depthwise convolution: output channel oc reads input channel
+// oc / multiplier only. Strides are in elements, in (N, C, H, W) order.
+struct Depthwise {
+  const float* input;
+  int64_t input_strides[4];
+  const float* weight;
+  int64_t weight_strides[4];
+  const float* bias;  // or null
+  int64_t bias_stride;
+  float* out;
+  int64_t out_strides[4];
+  int64_t batch, channels, multiplier;
+  int64_t in_h, in_w, out_h, out_w, kernel_h, kernel_w;
+  int64_t stride_h, stride_w, padding_h, padding_w, dilation_h, dilation_w;
+};
+
+}  // namespace et_ops::kernels::portable::conv
+#endif  // ET_OPS_PORTABLE_CONVOLUTION_SHARED
+
+// ---- per-target depthwise kernel ----
+HWY_BEFORE_NAMESPACE();
+namespace et_ops::kernels::portable::conv {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// The padded band lives on the stack: 64 KiB holds a 112-wide plane whole.
+constexpr int64_t kBandFloats = 16384;
+constexpr int64_t kMaxTaps = 128;
+// Output vectors computed together: enough independent sums to hide the
+// latency of the additions.
+constexpr int64_t kItems = 6;
+
+int64_t lanes() { return static_cast<int64_t>(hn::Lanes(DF())); }
+// For a >= 0, b > 0, without overflow.
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+// A padded input row of the band: `stride_w` phases of `phase_len` floats;
+// phase q holds padded columns q, q + stride_w, ... (padded column pc is
+// input column pc - padding_w, or 0.0 outside the input). Output column
+// ow's tap kw then sits at phase (kw * dilation_w) % stride_w, index
+// ow + (kw * dilation_w) / stride_w: consecutive for consecutive ow.
+struct BandLayout {
+  int64_t phase_len;
+  int64_t footprint;        // floats per padded row
+  int64_t rows_per_output;  // padded rows one output row needs
+  int64_t out_rows;         // output rows per band
+};
+
+// False when one output row's padded rows do not fit the band (very wide
+// inputs or kernels): the caller then takes the matrix-product path.
+bool plan_band(const Depthwise& c, BandLayout& b) {
+  if (c.kernel_h * c.kernel_w > kMaxTaps) return false;
+  const int64_t padded_w = c.in_w + 2 * c.padding_w;
+  const int64_t reach = (c.kernel_w - 1) * c.dilation_w / c.stride_w;  // furthest tap index within a phase
+  b.phase_len = std::max(ceil_div(padded_w, c.stride_w), ceil_div(c.out_w, lanes()) * lanes() + reach);
+  if (b.phase_len > kBandFloats / c.stride_w) return false;
+  b.footprint = c.stride_w * b.phase_len;
+  b.rows_per_output = (c.kernel_h - 1) * c.dilation_h + 1;
+  if (b.rows_per_output > kBandFloats / b.footprint) return false;
+  b.out_rows = std::min(c.out_h, (kBandFloats / b.footprint - b.rows_per_output) / c.stride_h + 1);
+  return true;
+}
+
+// One padded row from input row `src` (input column iw at src[iw * step]).
+void fill_row(const Depthwise& c, const BandLayout& b, const float* src, int64_t step, float* row) {
+  for (int64_t q = 0; q < c.stride_w; ++q) {
+    float* phase = row + q * b.phase_len;
+    // Indices t whose input column q + t * stride_w - padding_w is in [0, in_w).
+    const int64_t first = std::min(b.phase_len, ceil_div(std::max<int64_t>(0, c.padding_w - q), c.stride_w));
+    const int64_t end =
+        std::max(first, std::min(b.phase_len, ceil_div(std::max<int64_t>(0, c.padding_w + c.in_w - q), c.stride_w)));
+    std::fill(phase, phase + first, 0.0f);
+    if (first < end) {
+      const float* from = src + (q + first * c.stride_w - c.padding_w) * step;
+      const int64_t from_step = c.stride_w * step;
+      if (from_step == 1) {
+        std::copy(from, from + (end - first), phase + first);
+      } else {
+        for (int64_t t = first; t < end; ++t) phase[t] = from[(t - first) * from_step];
+      }
+    }
+    std::fill(phase + end, phase + b.phase_len, 0.0f);
+  }
+}
+
+// Padded rows [pr0, pr0 + rows) of one input plane.
+void fill_band(const Depthwise& c, const BandLayout& b, const float* plane, int64_t pr0, int64_t rows, float* band) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = band + r * b.footprint;
+    const int64_t ih = pr0 + r - c.padding_h;
+    if (ih < 0 || ih >= c.in_h) std::fill(row, row + b.footprint, 0.0f);
+    else fill_row(c, b, plane + ih * c.input_strides[2], c.input_strides[3], row);
+  }
+}
+
+// One output channel's taps: weights in (kernel row, kernel column) order
+// and where each tap's input sits relative to an output vector's origin.
+struct Taps {
+  int64_t count;
+  float weight[kMaxTaps];
+  int64_t offset[kMaxTaps];
+};
+
+void gather_taps(const Depthwise& c, const BandLayout& b, int64_t oc, Taps& taps) {
+  taps.count = 0;
+  const float* w = c.weight + oc * c.weight_strides[0];
+  for (int64_t kh = 0; kh < c.kernel_h; ++kh)
+    for (int64_t kw = 0; kw < c.kernel_w; ++kw) {
+      const int64_t col = kw * c.dilation_w;
+      taps.weight[taps.count] = w[kh * c.weight_strides[2] + kw * c.weight_strides[3]];
+      taps.offset[taps.count] = kh * c.dilation_h * b.footprint + col % c.stride_w * b.phase_len + col / c.stride_w;
+      ++taps.count;
+    }
+}
+
+// An output vector: lanes [0, count) of output row `oh` from column ow.
+struct Item {
+  const float* origin;  // in the band
+  float* out;
+  int64_t count;
+};
+
+template <int G>
+void compute_items(const Item* items, const Taps& taps, const float* bias, int64_t out_col_stride) {
+  const DF d;
+  VF acc[G];
+  for (int g = 0; g < G; ++g) acc[g] = hn::Zero(d);
+  for (int64_t t = 0; t < taps.count; ++t) {
+    const VF w = hn::Set(d, taps.weight[t]);
+    for (int g = 0; g < G; ++g) acc[g] = hn::Add(acc[g], hn::Mul(hn::LoadU(d, items[g].origin + taps.offset[t]), w));
+  }
+  if (bias != nullptr)
+    for (int g = 0; g < G; ++g) acc[g] = hn::Add(acc[g], hn::Set(d, *bias));
+  HWY_ALIGN float staging[hn::MaxLanes(DF())];
+  for (int g = 0; g < G; ++g) {
+    if (out_col_stride == 1 && items[g].count == lanes()) {
+      hn::StoreU(acc[g], d, items[g].out);
+      continue;
+    }
+    hn::Store(acc[g], d, staging);
+    for (int64_t i = 0; i < items[g].count; ++i) items[g].out[i * out_col_stride] = staging[i];
+  }
+}
+
+void compute_group(int64_t count, const Item* items, const Taps& taps, const float* bias, int64_t stride) {
+  switch (count) {
+    case 1: return compute_items<1>(items, taps, bias, stride);
+    case 2: return compute_items<2>(items, taps, bias, stride);
+    case 3: return compute_items<3>(items, taps, bias, stride);
+    case 4: return compute_items<4>(items, taps, bias, stride);
+    case 5: return compute_items<5>(items, taps, bias, stride);
+    default: return compute_items<kItems>(items, taps, bias, stride);
+  }
+}
+
+// Output rows [oh0, oh0 + rows) of output channel oc from the band that
+// starts at padded row oh0 * stride_h.
+void compute_band(const Depthwise& c, const BandLayout& b, const float* band, const Taps& taps, float* out_plane,
+                  const float* bias, int64_t oh0, int64_t rows) {
+  const int64_t n = lanes();
+  const int64_t chunks = ceil_div(c.out_w, n);
+  Item items[kItems];
+  int64_t count = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      items[count++] = Item{band + r * c.stride_h * b.footprint + chunk * n,
+                            out_plane + (oh0 + r) * c.out_strides[2] + chunk * n * c.out_strides[3],
+                            std::min(n, c.out_w - chunk * n)};
+      if (count == kItems) {
+        compute_group(count, items, taps, bias, c.out_strides[3]);
+        count = 0;
+      }
+    }
+  if (count > 0) compute_group(count, items, taps, bias, c.out_strides[3]);
+}
+
+bool DepthwiseConvolution(const Depthwise& c) {
+  BandLayout b;
+  if (!plan_band(c, b)) return false;
+  HWY_ALIGN float band[kBandFloats];
+  Taps taps;
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t ic = 0; ic < c.channels; ++ic) {
+      const float* plane = c.input + n * c.input_strides[0] + ic * c.input_strides[1];
+      for (int64_t oh0 = 0; oh0 < c.out_h; oh0 += b.out_rows) {
+        const int64_t rows = std::min(b.out_rows, c.out_h - oh0);
+        fill_band(c, b, plane, oh0 * c.stride_h, (rows - 1) * c.stride_h + b.rows_per_output, band);
+        for (int64_t m = 0; m < c.multiplier; ++m) {
+          const int64_t oc = ic * c.multiplier + m;
+          gather_taps(c, b, oc, taps);
+          compute_band(c, b, band, taps, c.out + n * c.out_strides[0] + oc * c.out_strides[1],
+                       c.bias != nullptr ? c.bias + oc * c.bias_stride : nullptr, oh0, rows);
+        }
+      }
+    }
+  return true;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace et_ops::kernels::portable::conv
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
 namespace et_ops::kernels::portable {
+namespace conv {
+HWY_EXPORT(DepthwiseConvolution);
+}  // namespace conv
 namespace {
 
 using detail::Alias;
-using detail::floor_div;
 using detail::Pair;
 using detail::Shape;
 
@@ -46,8 +273,6 @@ bool check_output_padding(KernelContext& ctx, IntList output_padding) {
   return detail::fail(ctx, op, "output_padding {} must be empty or zeros (at most 2) for a non-transposed convolution",
                       detail::list_string(output_padding));
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 struct Geometry {
   int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0;
@@ -108,81 +333,91 @@ bool check_shapes(KernelContext& ctx, TensorRef input, TensorRef weight, std::op
          output_extent(ctx, "width", g.in_w, g.kernel_w, g.stride.w, g.padding.w, g.dilation.w, g.out_w);
 }
 
-struct Range {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
-
-// Output positions o in [0, out_size) whose input position
-// o * stride - padding + tap_offset lies in [0, in_size).
-Range valid_range(int64_t in_size, int64_t out_size, int64_t stride, int64_t padding, int64_t tap_offset) {
-  const int64_t first = ceil_div(padding - tap_offset, stride);
-  const int64_t last = floor_div(in_size - 1 + padding - tap_offset, stride);
-  Range range{first < 0 ? 0 : first, last + 1 > out_size ? out_size : last + 1};
-  if (range.end < range.begin) range.end = range.begin;
-  return range;
-}
-
-// Adds weight_value times one shifted input plane (kernel tap kh, kw) into
-// one output plane.
-void accumulate_tap(const Geometry& g, TensorRef input, TensorRef out, const float* in_plane, float* out_plane,
-                    float weight_value, int64_t kh, int64_t kw) {
-  const int64_t tap_h = kh * g.dilation.h;
-  const int64_t tap_w = kw * g.dilation.w;
-  const Range rows = valid_range(g.in_h, g.out_h, g.stride.h, g.padding.h, tap_h);
-  const Range cols = valid_range(g.in_w, g.out_w, g.stride.w, g.padding.w, tap_w);
-  if (rows.begin == rows.end || cols.begin == cols.end) return;  // the tap only ever meets padding
-  const int64_t in_row_stride = input.stride(2), in_col_stride = input.stride(3);
-  const int64_t out_row_stride = out.stride(2), out_col_stride = out.stride(3);
-  const bool unit_steps = in_col_stride == 1 && out_col_stride == 1 && g.stride.w == 1;
-  for (int64_t oh = rows.begin; oh < rows.end; ++oh) {
-    const int64_t ih = oh * g.stride.h - g.padding.h + tap_h;
-    const float* in_row = in_plane + ih * in_row_stride;
-    float* out_row = out_plane + oh * out_row_stride;
-    if (unit_steps) {
-      const float* in_start = in_row + (cols.begin - g.padding.w + tap_w);
-      float* out_start = out_row + cols.begin;
-      for (int64_t j = 0; j < cols.end - cols.begin; ++j) out_start[j] += weight_value * in_start[j];
-    } else {
-      for (int64_t ow = cols.begin; ow < cols.end; ++ow)
-        out_row[ow * out_col_stride] += weight_value * in_row[(ow * g.stride.w - g.padding.w + tap_w) * in_col_stride];
-    }
+// The depthwise path, when one output row's band fits its buffer.
+bool convolve_depthwise(const Geometry& g, TensorRef input, TensorRef weight, const float* bias,
+                        int64_t bias_stride, TensorRef out) {
+  conv::Depthwise c{};
+  c.input = input.data_as<const float>();
+  c.weight = weight.data_as<const float>();
+  c.bias = bias;
+  c.bias_stride = bias_stride;
+  c.out = out.data_as<float>();
+  for (int d = 0; d < 4; ++d) {
+    c.input_strides[d] = input.stride(d);
+    c.weight_strides[d] = weight.stride(d);
+    c.out_strides[d] = out.stride(d);
   }
+  c.batch = g.batch;
+  c.channels = g.in_channels;
+  c.multiplier = g.out_channels / g.groups;
+  c.in_h = g.in_h, c.in_w = g.in_w, c.out_h = g.out_h, c.out_w = g.out_w;
+  c.kernel_h = g.kernel_h, c.kernel_w = g.kernel_w;
+  c.stride_h = g.stride.h, c.stride_w = g.stride.w, c.padding_h = g.padding.h, c.padding_w = g.padding.w;
+  c.dilation_h = g.dilation.h, c.dilation_w = g.dilation.w;
+  return HWY_DYNAMIC_DISPATCH(conv::DepthwiseConvolution)(c);
 }
 
-void fill_plane(const Geometry& g, TensorRef out, float* out_plane, float value) {
-  for (int64_t oh = 0; oh < g.out_h; ++oh)
-    for (int64_t ow = 0; ow < g.out_w; ++ow) out_plane[oh * out.stride(2) + ow * out.stride(3)] = value;
+// Pixel (h, w) of an H x W plane at h * stride(2) + w * stride(3) as one
+// flat index times a stride, if the layout allows (0 when it does not).
+int64_t flat_pixel_stride(TensorRef t) {
+  if (t.size(3) == 1) return t.stride(2);
+  if (t.size(2) == 1 || t.stride(2) == t.size(3) * t.stride(3)) return t.stride(3);
+  return 0;
 }
 
-void add_to_plane(const Geometry& g, TensorRef out, float* out_plane, float value) {
-  for (int64_t oh = 0; oh < g.out_h; ++oh)
-    for (int64_t ow = 0; ow < g.out_w; ++ow) out_plane[oh * out.stride(2) + ow * out.stride(3)] += value;
+// The right operand of one image and group: the input channels themselves
+// for a 1x1 convolution with stride 1 and no padding, else its patches.
+detail::GemmRhs patch_operand(const Geometry& g, TensorRef input, int64_t n, int64_t first_channel) {
+  detail::GemmRhs rhs{};
+  const float* origin = input.data_as<const float>() + n * input.stride(0) + first_channel * input.stride(1);
+  const int64_t pixel_stride = flat_pixel_stride(input);
+  const bool pointwise = g.kernel_h == 1 && g.kernel_w == 1 && g.stride.h == 1 && g.stride.w == 1 &&
+                         g.padding.h == 0 && g.padding.w == 0 && pixel_stride != 0;
+  if (pointwise) {
+    rhs.kind = detail::GemmRhs::Kind::Matrix;
+    rhs.matrix = detail::GemmMatrix{origin, input.stride(1), pixel_stride};
+    return rhs;
+  }
+  rhs.kind = detail::GemmRhs::Kind::Patches;
+  rhs.patches = detail::GemmPatches{origin, input.stride(1), input.stride(2), input.stride(3), g.in_h, g.in_w,
+                                    g.kernel_h, g.kernel_w, g.out_w, g.stride.h, g.stride.w, g.padding.h,
+                                    g.padding.w, g.dilation.h, g.dilation.w};
+  return rhs;
 }
 
-void convolve(const Geometry& g, TensorRef input, TensorRef weight, const float* bias, TensorRef out) {
-  if (g.batch == 0 || g.out_channels == 0 || g.out_h == 0 || g.out_w == 0) return;
-  const float* in = input.data_as<const float>();
-  const float* w = weight.data_as<const float>();
-  float* o = out.data_as<float>();
+// out[n, group's channels] = weight[group's channels] x patches, per image and group.
+void convolve_by_products(const Geometry& g, TensorRef input, TensorRef weight, const float* bias,
+                          int64_t bias_stride, TensorRef out) {
   const int64_t in_per_group = g.in_channels / g.groups;
   const int64_t out_per_group = g.out_channels / g.groups;
   for (int64_t n = 0; n < g.batch; ++n)
-    for (int64_t oc = 0; oc < g.out_channels; ++oc) {
-      float* out_plane = o + n * out.stride(0) + oc * out.stride(1);
-      fill_plane(g, out, out_plane, 0.0f);
-      const int64_t first_in_channel = (oc / out_per_group) * in_per_group;
-      for (int64_t icl = 0; icl < in_per_group; ++icl) {
-        const float* in_plane = in + n * input.stride(0) + (first_in_channel + icl) * input.stride(1);
-        for (int64_t kh = 0; kh < g.kernel_h; ++kh)
-          for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-            const float weight_value =
-                w[oc * weight.stride(0) + icl * weight.stride(1) + kh * weight.stride(2) + kw * weight.stride(3)];
-            accumulate_tap(g, input, out, in_plane, out_plane, weight_value, kh, kw);
-          }
-      }
-      if (bias != nullptr) add_to_plane(g, out, out_plane, bias[oc]);
+    for (int64_t group = 0; group < g.groups; ++group) {
+      const int64_t oc0 = group * out_per_group;
+      detail::Gemm p{};
+      p.rows = out_per_group;
+      p.cols = g.out_h * g.out_w;
+      p.depth = in_per_group * g.kernel_h * g.kernel_w;
+      // An empty reduction (no input channels) reads neither operand; their
+      // data may then be null, so no offset is applied.
+      p.a = detail::GemmLhs{p.depth == 0 ? nullptr : weight.data_as<const float>() + oc0 * weight.stride(0),
+                            weight.stride(0),
+                            {in_per_group, g.kernel_h, g.kernel_w},
+                            {weight.stride(1), weight.stride(2), weight.stride(3)}};
+      if (p.depth > 0) p.b = patch_operand(g, input, n, group * in_per_group);
+      p.out = detail::GemmOut{out.data_as<float>() + n * out.stride(0) + oc0 * out.stride(1), out.stride(1),
+                              out.stride(3), g.out_w, out.stride(2)};
+      if (bias != nullptr)
+        p.bias = detail::GemmBias{detail::GemmBias::Kind::PerRow, bias + oc0 * bias_stride, bias_stride};
+      detail::gemm(p);
     }
+}
+
+void convolve(const Geometry& g, TensorRef input, TensorRef weight, std::optional<TensorRef> bias, TensorRef out) {
+  if (out.numel() == 0) return;
+  const float* bias_data = bias ? bias->data_as<const float>() : nullptr;
+  const int64_t bias_stride = bias ? bias->stride(0) : 0;
+  if (g.in_channels == g.groups && convolve_depthwise(g, input, weight, bias_data, bias_stride, out)) return;
+  convolve_by_products(g, input, weight, bias_data, bias_stride, out);
 }
 
 }  // namespace
@@ -219,8 +454,9 @@ bool convolution_out(KernelContext& ctx, TensorRef input, TensorRef weight, std:
       detail::check_no_overlap(ctx, op, "out", out, "weight", weight, Alias::Forbidden) &&
       (!bias || detail::check_no_overlap(ctx, op, "out", out, "bias", *bias, Alias::Forbidden));
   if (!out_ok) return false;
-  convolve(g, input, weight, bias ? bias->data_as<const float>() : nullptr, out);
+  convolve(g, input, weight, bias, out);
   return ctx.ok();
 }
 
 }  // namespace et_ops::kernels::portable
+#endif  // HWY_ONCE

@@ -4,7 +4,6 @@
 // a plain model of the c10 rules of §1.5, strided layouts, zero sizes and
 // every error of §7.4.
 #include <catch2/catch.hpp>
-#include <hwy/targets.h>
 
 #include <cmath>
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/simd_targets.h"
 #include "et_ops/kernels/quantized.h"
 #include "test_util.h"
 
@@ -370,20 +370,9 @@ TEST_CASE("mixed_linear: randomized against the model, every input and out dtype
 
 // The f32 and f16 kernels are compiled once per SIMD target and chosen at
 // run time; every target this CPU supports must give the same bits.
-struct TargetOverride {
-  explicit TargetOverride(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
-  ~TargetOverride() { hwy::SetSupportedTargetsForTest(0); }
-  TargetOverride(const TargetOverride&) = delete;
-  TargetOverride& operator=(const TargetOverride&) = delete;
-};
-
 TEST_CASE("mixed: every supported SIMD target gives the model's bits", "[mixed]") {
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  CHECK_FALSE(targets.empty());
   auto rng = et_ops::test::seeded_rng(0x5151);
-  for (int64_t target : targets) {
-    INFO("target " << hwy::TargetName(target));
-    const TargetOverride only(target);
+  et_ops::test::for_each_simd_target([&] {
     for (const Shape& shape : kShapes)
       for (bool strided : {false, true}) {
         INFO("shape " << shape.m << "x" << shape.n << "x" << shape.p << " strided " << strided);
@@ -392,7 +381,7 @@ TEST_CASE("mixed: every supported SIMD target gives the model's bits", "[mixed]"
         random_linear<float, float>(shape, strided, rng);
         random_linear<Half, Half>(shape, strided, rng);
       }
-  }
+  });
 }
 
 TEST_CASE("mixed_mm f16: overflow to infinity, and inf - inf is NaN, on every target", "[mixed]") {
@@ -404,9 +393,7 @@ TEST_CASE("mixed_mm f16: overflow to infinity, and inf - inf is NaN, on every ta
     w[static_cast<std::size_t>(j)] = j % 2 == 0 ? 127 : 1;
     w[static_cast<std::size_t>(p + j)] = j % 2 == 0 ? -127 : 1;
   }
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    INFO("target " << hwy::TargetName(target));
-    const TargetOverride only(target);
+  et_ops::test::for_each_simd_target([&] {
     Owned<Half> x({1, 2}, {h(60000), h(60000)});
     Owned<int8_t> wt({2, p}, w);
     Owned<Half> st({2}, {h(1), h(1)});
@@ -419,7 +406,7 @@ TEST_CASE("mixed_mm f16: overflow to infinity, and inf - inf is NaN, on every ta
       if (j % 2 == 0) CHECK(std::isnan(v));
       else CHECK(v == std::numeric_limits<float>::infinity());
     }
-  }
+  });
 }
 
 TEST_CASE("mixed: zero sizes", "[mixed]") {

@@ -9,7 +9,6 @@
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
-#include <hwy/targets.h>
 
 #include <algorithm>
 #include <cmath>
@@ -25,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/simd_targets.h"
 #include "et_ops/abi.h"
 #include "et_ops/half.h"
 #include "et_ops/kernel_context.h"
@@ -34,24 +34,6 @@
 #include "test_util.h"
 
 namespace et_ops::test {
-
-// ---- Highway targets ----
-
-// Runs f once per Highway target compiled into the library and supported by
-// this CPU, forcing the dispatch to that target, then restores the default.
-template <typename F>
-void for_each_simd_target(F&& f) {
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  REQUIRE(!targets.empty());
-  for (int64_t target : targets) {
-    hwy::SetSupportedTargetsForTest(target);
-    INFO("Highway target " << hwy::TargetName(target));
-    f();
-  }
-}
 
 // ---- independent 16-bit float conversions ----
 
