@@ -7,10 +7,15 @@ Every case builds inputs with a fixed seed, computes PyTorch's result, and
 asks torch_driver (through the registry and the C ABI) for ours. Elementwise
 ops, copies, relu and max pooling must match bit for bit (NaNs by position,
 signed zeros included), except float add with alpha != 1, which may differ
-by one rounding (see the case); mm, addmm, convolution and softmax sum in
-another order than PyTorch, so they must agree within RTOL relative to the
-sum of the magnitudes of the terms of each result (for softmax: relative to
-the result).
+by one rounding (see the case); mm, addmm, linear, convolution and softmax
+sum in another order than PyTorch, so they must agree within RTOL relative
+to the sum of the magnitudes of the terms of each result (for softmax:
+relative to the result).
+
+PyTorch's results depend on the instruction set its kernels use: the whole
+comparison runs once per ATEN_CPU_CAPABILITY this CPU supports (default,
+avx2, avx512), each in its own process, with oneDNN (PyTorch's float
+convolution) held to the same instruction set.
 
 Needs numpy and torch: run it with Debian's /usr/bin/python3 (the meson
 option python_interpreter), not a python3 without them.
@@ -21,12 +26,8 @@ import subprocess
 import sys
 import tempfile
 
-# PyTorch picks its fastest kernels for this CPU unless told otherwise; the
-# comparison is against those (see the note on add's alpha below).
-os.environ.pop("ATEN_CPU_CAPABILITY", None)
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
 RTOL = 1e-5
 SEED = 20240229
@@ -38,6 +39,23 @@ DTYPES = {
 }
 CONTIGUOUS = None
 CHANNELS_LAST = (0, 2, 3, 1)
+
+
+# ATEN_CPU_CAPABILITY values, the CPU flags each needs (as PyTorch checks
+# them), and the matching oneDNN instruction-set limit.
+CAPABILITIES = [
+    ("default", set(), "SSE41"),
+    ("avx2", {"avx2", "fma"}, "AVX2"),
+    ("avx512", {"avx512f", "avx512bw", "avx512vl", "avx512dq", "fma"}, "AVX512_CORE"),
+]
+
+
+def cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
 
 
 def cpu_capability():
@@ -284,6 +302,43 @@ def matmul_cases(suite, gen):
                          lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
 
 
+def linear_cases(suite, gen):
+    r = suite.request
+    # input shape, out_features, bias shape (None: no bias), input layout
+    configs = [
+        ([1, 512], 1000, [1000], CONTIGUOUS),      # ResNet18's classifier
+        ([1, 1280], 1000, [1000], CONTIGUOUS),     # MobileNetV2's classifier
+        ([7, 33], 17, [17], CONTIGUOUS),
+        ([2, 3, 20], 9, None, CONTIGUOUS),
+        ([2, 3, 20], 9, [1], (1, 0, 2)),
+        ([20], 5, [], CONTIGUOUS),
+        ([64, 300], 70, [70], (1, 0)),
+        ([0, 8], 4, [4], CONTIGUOUS),
+        ([3, 0], 4, [4], CONTIGUOUS),
+    ]
+    for x_shape, out_features, bias_shape, layout in configs:
+        x = random_values(x_shape, torch.float32, gen)
+        w = random_values([out_features, x_shape[-1]], torch.float32, gen)
+        b = random_values(bias_shape, torch.float32, gen) if bias_shape is not None else None
+        ref = torch.nn.functional.linear(x, w, b)
+        bound = torch.nn.functional.linear(x.double().abs(), w.double().abs(),
+                                           b.double().abs() if b is not None else None)
+        spec, out = r.tensor_out(torch.float32, ref.shape)
+        bias_arg = r.tensor_in(b) if b is not None else {"none": None}
+        suite.expect(f"linear x{x_shape} -> {out_features} bias {bias_shape} layout {layout}", "aten::linear.out",
+                     [r.tensor_in(x, layout), r.tensor_in(w), bias_arg, spec],
+                     lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+    # The weight transposed in memory (as an exported permute would leave it).
+    x = random_values([4, 24], torch.float32, gen)
+    w = random_values([10, 24], torch.float32, gen)
+    ref = torch.nn.functional.linear(x, w)
+    bound = torch.nn.functional.linear(x.double().abs(), w.double().abs())
+    spec, out = r.tensor_out(torch.float32, ref.shape)
+    suite.expect("linear with a column-major weight", "aten::linear.out",
+                 [r.tensor_in(x), r.tensor_in(w, (1, 0)), {"none": None}, spec],
+                 lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+
+
 def conv_cases(suite, gen):
     r = suite.request
     F = torch.nn.functional
@@ -297,6 +352,27 @@ def conv_cases(suite, gen):
         ([2, 3, 10, 10], [8, 3, 5, 5], True, [2, 2], [2, 2], [1, 1], 1, CHANNELS_LAST),
         ([1, 4, 6, 5], [4, 2, 2, 3], True, [3, 2], [2, 1], [2, 1], 2, CHANNELS_LAST),
         ([0, 3, 5, 5], [2, 3, 3, 3], True, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),
+        # ResNet18 layer types (reduced sizes): the 7x7 stem, 3x3, 3x3 stride 2,
+        # the 1x1 stride-2 downsample, and the deep 3x3 of 512 channels.
+        ([1, 3, 45, 39], [64, 3, 7, 7], False, [2, 2], [3, 3], [1, 1], 1, CONTIGUOUS),
+        ([1, 64, 14, 14], [64, 64, 3, 3], True, [1, 1], [1, 1], [1, 1], 1, CONTIGUOUS),
+        ([1, 64, 15, 15], [128, 64, 3, 3], False, [2, 2], [1, 1], [1, 1], 1, CONTIGUOUS),
+        ([1, 64, 15, 15], [128, 64, 1, 1], False, [2, 2], [0, 0], [1, 1], 1, CONTIGUOUS),
+        ([1, 512, 7, 7], [512, 512, 3, 3], False, [1, 1], [1, 1], [1, 1], 1, CONTIGUOUS),
+        # MobileNetV2 layer types: 3x3 stride 2 stem, pointwise expand and
+        # project, depthwise 3x3 stride 1 and 2.
+        ([1, 3, 33, 33], [32, 3, 3, 3], False, [2, 2], [1, 1], [1, 1], 1, CONTIGUOUS),
+        ([1, 16, 28, 28], [96, 16, 1, 1], False, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),
+        ([1, 96, 28, 28], [96, 1, 3, 3], False, [2, 2], [1, 1], [1, 1], 96, CONTIGUOUS),
+        ([1, 144, 14, 14], [144, 1, 3, 3], True, [1, 1], [1, 1], [1, 1], 144, CONTIGUOUS),
+        ([1, 960, 7, 7], [960, 1, 3, 3], False, [1, 1], [1, 1], [1, 1], 960, CONTIGUOUS),
+        ([1, 144, 14, 14], [24, 144, 1, 1], True, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),
+        # Grouped, dilated, depthwise with a channel multiplier, odd sizes.
+        ([2, 16, 11, 13], [32, 4, 3, 3], True, [1, 1], [1, 1], [1, 1], 4, CONTIGUOUS),
+        ([1, 6, 17, 15], [10, 6, 3, 3], True, [1, 1], [2, 2], [2, 2], 1, CONTIGUOUS),
+        ([1, 5, 16, 17], [5, 1, 3, 3], True, [3, 3], [2, 2], [2, 2], 5, CONTIGUOUS),
+        ([1, 8, 12, 9], [16, 1, 5, 5], True, [1, 1], [2, 2], [1, 1], 8, CHANNELS_LAST),
+        ([3, 5, 1, 19], [13, 5, 1, 3], True, [1, 1], [0, 1], [1, 1], 1, CONTIGUOUS),
     ]
     for x_shape, w_shape, has_bias, stride, padding, dilation, groups, layout in configs:
         x = random_values(x_shape, torch.float32, gen)
@@ -373,16 +449,38 @@ def softmax_cases(suite, gen):
                  lambda out=out, ref=ref: within_bound(r.read(out), ref, ref.abs()))
 
 
+def run_suite(driver, capability):
+    """One comparison, in a process whose PyTorch uses `capability`."""
+    reported = cpu_capability().lower().replace("no avx", "default")
+    if reported != capability:
+        print(f"FAIL: asked PyTorch for ATEN_CPU_CAPABILITY={capability}, it reports {cpu_capability()}")
+        return 1
+    torch.manual_seed(SEED)
+    gen = torch.Generator().manual_seed(SEED)
+    suite = Suite(driver)
+    for cases in (elementwise_cases, copy_cases, matmul_cases, linear_cases, conv_cases, pool_cases,
+                  softmax_cases):
+        cases(suite, gen)
+    return suite.run()
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[2] == "--capability":
+        return run_suite(sys.argv[1], sys.argv[3])
     if len(sys.argv) != 2:
         print(__doc__)
         return 2
-    torch.manual_seed(SEED)
-    gen = torch.Generator().manual_seed(SEED)
-    suite = Suite(sys.argv[1])
-    for cases in (elementwise_cases, copy_cases, matmul_cases, conv_cases, pool_cases, softmax_cases):
-        cases(suite, gen)
-    return suite.run()
+    flags = cpu_flags()
+    status = 0
+    for capability, needs, onednn_isa in CAPABILITIES:
+        if not needs <= flags:
+            print(f"ATEN_CPU_CAPABILITY={capability}: this CPU lacks {sorted(needs - flags)}")
+            continue
+        env = dict(os.environ, ATEN_CPU_CAPABILITY=capability, ONEDNN_MAX_CPU_ISA=onednn_isa)
+        print(f"ATEN_CPU_CAPABILITY={capability}, ONEDNN_MAX_CPU_ISA={onednn_isa}:", flush=True)
+        done = subprocess.run([sys.executable, __file__, sys.argv[1], "--capability", capability], env=env)
+        status = status or done.returncode
+    return status
 
 
 if __name__ == "__main__":
