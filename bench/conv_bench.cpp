@@ -10,8 +10,11 @@
 // floating-point operations (one multiply and one add per term).
 //
 // bench/conv_torch.py runs this binary and PyTorch's own float convolution
-// on the same shapes in one run and prints them side by side.
+// and linear on the same shapes (`conv_bench --shapes` prints them) in one
+// run and prints them side by side.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <hwy/targets.h>
 
 #include <algorithm>
@@ -219,9 +222,29 @@ void register_benchmarks() {
   }
 }
 
+// The layer tables as JSON, for bench/conv_torch.py (one list of shapes).
+void print_shapes() {
+  std::vector<std::string> conv, linear;
+  for (const ConvShape& s : kConvShapes)
+    conv.push_back(fmt::format(R"({{"name": "{}", "in_channels": {}, "size": {}, "out_channels": {}, "kernel": {}, )"
+                               R"("stride": {}, "padding": {}, "groups": {}}})",
+                               s.name, s.in_channels, s.size, s.out_channels, s.kernel, s.stride, s.padding,
+                               s.groups));
+  for (const LinearShape& s : kLinearShapes)
+    linear.push_back(fmt::format(R"({{"name": "{}", "rows": {}, "in_features": {}, "out_features": {}}})", s.name,
+                                 s.rows, s.in_features, s.out_features));
+  fmt::print(R"({{"conv": [{}], "linear": [{}]}})"
+             "\n",
+             fmt::join(conv, ", "), fmt::join(linear, ", "));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--shapes") {
+    print_shapes();
+    return 0;
+  }
   register_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
