@@ -404,6 +404,16 @@ int64_t flat_pixel_stride(TensorRef t) {
   return 0;
 }
 
+// Output channels from oc0 of image n as the product's rows, pixels as its
+// columns: one flat run of columns when the layout allows, else row by row.
+detail::GemmOut pixel_columns(TensorRef out, int64_t n, int64_t oc0) {
+  float* origin = out.data_as<float>() + n * out.stride(0) + oc0 * out.stride(1);
+  const int64_t flat = flat_pixel_stride(out);
+  const int64_t pixels = out.size(2) * out.size(3);
+  if (flat != 0) return detail::GemmOut{origin, out.stride(1), flat, pixels, 0};
+  return detail::GemmOut{origin, out.stride(1), out.stride(3), out.size(3), out.stride(2)};
+}
+
 // The right operand of one image and group: the input channels themselves
 // for a 1x1 convolution with stride 1 and no padding, else its patches.
 detail::GemmRhs patch_operand(const Geometry& g, TensorRef input, int64_t n, int64_t first_channel) {
@@ -443,8 +453,7 @@ void convolve_by_products(const Geometry& g, TensorRef input, TensorRef weight, 
                             {in_per_group, g.kernel_h, g.kernel_w},
                             {weight.stride(1), weight.stride(2), weight.stride(3)}};
       if (p.depth > 0) p.b = patch_operand(g, input, n, group * in_per_group);
-      p.out = detail::GemmOut{out.data_as<float>() + n * out.stride(0) + oc0 * out.stride(1), out.stride(1),
-                              out.stride(3), g.out_w, out.stride(2)};
+      p.out = pixel_columns(out, n, oc0);
       if (bias != nullptr)
         p.bias = detail::GemmBias{detail::GemmBias::Kind::PerRow, bias + oc0 * bias_stride, bias_stride};
       detail::gemm(p);

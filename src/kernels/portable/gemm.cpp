@@ -41,9 +41,6 @@ constexpr int64_t kMaxLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
 // Panels are at most 64 floats wide (and at most 8 vectors).
 constexpr int kMaxVectors = static_cast<int>(std::min<int64_t>(8, std::max<int64_t>(1, 64 / kMaxLanes)));
 constexpr int64_t kMaxPanelWidth = kMaxVectors * kMaxLanes;
-// Kernel widths up to this bound keep a patch panel's column bounds in a
-// table; wider kernels compute them per row.
-constexpr int64_t kMaxTableKernelW = 16;
 
 int64_t lanes() { return static_cast<int64_t>(hn::Lanes(DF())); }
 
@@ -212,45 +209,56 @@ struct PatchRun {
   int64_t oh, ow, count, column;
 };
 
-// Of a run's columns, those whose input column lies in [0, in_w) for one
-// kernel column: [first, end).
-struct ColumnBounds {
-  int64_t first, end;
+// Where one kernel row or column of a run reads. Rows: the input row's
+// offset, or none in the padding. Columns: the run's columns [first, end)
+// meet the input, the first of them at `offset`; the others are padding.
+struct PatchRows {
+  bool inside;
+  int64_t offset;
+};
+struct PatchColumns {
+  int64_t first, end, offset;
 };
 
-ColumnBounds column_bounds(const GemmPatches& p, const PatchRun& run, int64_t kw) {
-  const int64_t offset = run.ow * p.stride_w - p.padding_w + kw * p.dilation_w;
-  const int64_t first = std::min(run.count, offset >= 0 ? 0 : ceil_div(-offset, p.stride_w));
-  const int64_t end = offset >= p.in_w ? 0 : floor_div(p.in_w - 1 - offset, p.stride_w) + 1;
-  return ColumnBounds{first, std::max(first, std::min(end, run.count))};
+PatchRows patch_rows(const GemmPatches& p, const PatchRun& run, int64_t kh) {
+  const int64_t ih = run.oh * p.stride_h - p.padding_h + kh * p.dilation_h;
+  return PatchRows{ih >= 0 && ih < p.in_h, ih * p.row_stride};
 }
 
-// One run of one panel row: part of input row ih of one channel, or padding.
-void pack_patch_run(const GemmPatches& p, const float* plane, int64_t kh, int64_t kw, const PatchRun& run,
-                    ColumnBounds bounds, float* row) {
-  float* dst = row + run.column;
-  const int64_t ih = run.oh * p.stride_h - p.padding_h + kh * p.dilation_h;
-  if (ih < 0 || ih >= p.in_h || bounds.first == bounds.end) {
-    for (int64_t c = 0; c < run.count; ++c) dst[c] = 0.0f;
-    return;
-  }
-  for (int64_t c = 0; c < bounds.first; ++c) dst[c] = 0.0f;
-  const int64_t iw = (run.ow + bounds.first) * p.stride_w - p.padding_w + kw * p.dilation_w;
-  const float* src = plane + ih * p.row_stride + iw * p.col_stride;  // column `first`
-  const int64_t step = p.stride_w * p.col_stride;
-  const int64_t count = bounds.end - bounds.first;
-  float* valid = dst + bounds.first;
-  if (step == 1) {
-    const DF d;
-    const int64_t n = lanes();
-    int64_t c = 0;
-    for (; c + n <= count; c += n) hn::StoreU(hn::LoadU(d, src + c), d, valid + c);
-    for (; c < count; ++c) valid[c] = src[c];
-  } else {
-    for (int64_t c = 0; c < count; ++c) valid[c] = src[c * step];
-  }
-  for (int64_t c = bounds.end; c < run.count; ++c) dst[c] = 0.0f;
+PatchColumns patch_columns(const GemmPatches& p, const PatchRun& run, int64_t kw) {
+  const int64_t iw = run.ow * p.stride_w - p.padding_w + kw * p.dilation_w;  // of the run's first column
+  const int64_t first = std::min(run.count, iw >= 0 ? 0 : ceil_div(-iw, p.stride_w));
+  const int64_t end = std::max(first, std::min(run.count, iw >= p.in_w ? 0 : floor_div(p.in_w - 1 - iw, p.stride_w) + 1));
+  return PatchColumns{first, end, first < end ? (iw + first * p.stride_w) * p.col_stride : 0};
 }
+
+// dst[t] = src[t * step] for t < count.
+void copy_strided(const float* src, int64_t step, int64_t count, float* dst) {
+  const DF d;
+  const int64_t n = lanes();
+  int64_t t = 0;
+  if (step == 1) {
+    for (; t + n <= count; t += n) hn::StoreU(hn::LoadU(d, src + t), d, dst + t);
+  } else if (step == 2) {
+    // A block reads one float past its last even element: blocks stop
+    // before the last element.
+    for (; t + n < count; t += n) {
+      VF even, odd;
+      hn::LoadInterleaved2(d, src + 2 * t, even, odd);
+      hn::StoreU(even, d, dst + t);
+    }
+  }
+  for (; t < count; ++t) dst[t] = src[t * step];
+}
+
+// The tables of a panel's runs: kernel rows and columns up to this bound
+// are looked up, larger kernels computed per row of the panel.
+struct PatchTables {
+  static constexpr int64_t kMaxKernel = 16;
+  bool cached;
+  PatchRows rows[kMaxPanelWidth][kMaxKernel];
+  PatchColumns columns[kMaxPanelWidth][kMaxKernel];
+};
 
 void pack_patch_panel(const GemmPatches& p, int64_t k0, int64_t depth, int64_t j0, int64_t cols, int64_t width,
                       float* panel) {
@@ -262,18 +270,30 @@ void pack_patch_panel(const GemmPatches& p, int64_t k0, int64_t depth, int64_t j
     runs[run_count++] = PatchRun{oh, ow, count, j - j0};
     j += count;
   }
-  const bool table = p.kernel_w <= kMaxTableKernelW;
-  ColumnBounds bounds[kMaxPanelWidth][kMaxTableKernelW];
-  if (table)
-    for (int64_t r = 0; r < run_count; ++r)
-      for (int64_t kw = 0; kw < p.kernel_w; ++kw) bounds[r][kw] = column_bounds(p, runs[r], kw);
+  PatchTables tables;
+  tables.cached = p.kernel_h <= PatchTables::kMaxKernel && p.kernel_w <= PatchTables::kMaxKernel;
+  if (tables.cached)
+    for (int64_t r = 0; r < run_count; ++r) {
+      for (int64_t kh = 0; kh < p.kernel_h; ++kh) tables.rows[r][kh] = patch_rows(p, runs[r], kh);
+      for (int64_t kw = 0; kw < p.kernel_w; ++kw) tables.columns[r][kw] = patch_columns(p, runs[r], kw);
+    }
+  const int64_t step = p.stride_w * p.col_stride;
   const int64_t taps = p.kernel_h * p.kernel_w;
   int64_t channel = k0 / taps, kh = k0 % taps / p.kernel_w, kw = k0 % p.kernel_w;
   for (int64_t k = 0; k < depth; ++k) {
     float* row = panel + k * width;
     const float* plane = p.input + channel * p.channel_stride;
-    for (int64_t r = 0; r < run_count; ++r)
-      pack_patch_run(p, plane, kh, kw, runs[r], table ? bounds[r][kw] : column_bounds(p, runs[r], kw), row);
+    for (int64_t r = 0; r < run_count; ++r) {
+      const PatchRun& run = runs[r];
+      const PatchRows rows = tables.cached ? tables.rows[r][kh] : patch_rows(p, run, kh);
+      const PatchColumns span = tables.cached ? tables.columns[r][kw] : patch_columns(p, run, kw);
+      float* dst = row + run.column;
+      const int64_t first = rows.inside ? span.first : run.count;
+      const int64_t end = rows.inside ? span.end : run.count;
+      for (int64_t c = 0; c < first; ++c) dst[c] = 0.0f;
+      if (first < end) copy_strided(plane + rows.offset + span.offset, step, end - first, dst + first);
+      for (int64_t c = end; c < run.count; ++c) dst[c] = 0.0f;
+    }
     for (int64_t c = cols; c < width; ++c) row[c] = 0.0f;
     if (++kw == p.kernel_w) {
       kw = 0;
@@ -382,8 +402,9 @@ int panel_vectors(int64_t cols, int widest) {
 
 // ---- blocking ----
 
-float* out_at(const GemmOut& out, int64_t i, int64_t j) {
-  return out.data + i * out.row_stride + j / out.segment * out.segment_stride + j % out.segment * out.col_stride;
+// Where column j of out sits relative to its row (gemm.h, GemmOut).
+int64_t column_offset(const GemmOut& out, int64_t j) {
+  return j / out.segment * out.segment_stride + j % out.segment * out.col_stride;
 }
 
 // One panel of one depth block, multiplied by every tile of rows.
@@ -408,6 +429,9 @@ void multiply_panel(const PanelStep& s, const Scratch& scratch) {
   const GemmOut& out = g.out;
   const bool direct = out.col_stride == 1 && s.cols == width && s.j0 % out.segment + s.cols <= out.segment;
   const bool rows_bias = s.last_block && g.bias.kind == GemmBias::Kind::PerRow;
+  int64_t offsets[kMaxPanelWidth];  // of out's columns, for staging
+  if (!direct)
+    for (int64_t c = 0; c < s.cols; ++c) offsets[c] = column_offset(out, s.j0 + c);
   float row_bias[kTileRows];
   for (int64_t i = 0; i < g.rows; i += kTileRows) {
     const int64_t rows = std::min<int64_t>(kTileRows, g.rows - i);
@@ -422,17 +446,20 @@ void multiply_panel(const PanelStep& s, const Scratch& scratch) {
       copy_lhs_tile(g.a, i, rows, s.k0, s.depth, scratch.lhs_tile);
       t.a = scratch.lhs_tile;
     }
+    float* out_rows = out.data + i * out.row_stride;
     if (direct) {
-      t.sums = out_at(out, i, s.j0);
+      t.sums = out_rows + column_offset(out, s.j0);
       t.sums_stride = out.row_stride;
     } else if (!s.first_block) {
       for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < s.cols; ++c) scratch.staging[r * width + c] = *out_at(out, i + r, s.j0 + c);
+        for (int64_t c = 0; c < s.cols; ++c)
+          scratch.staging[r * width + c] = out_rows[r * out.row_stride + offsets[c]];
     }
     multiply_tile_rows<kTileRows>(static_cast<int>(rows), s.vectors, t);
     if (!direct)
       for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < s.cols; ++c) *out_at(out, i + r, s.j0 + c) = scratch.staging[r * width + c];
+        for (int64_t c = 0; c < s.cols; ++c)
+          out_rows[r * out.row_stride + offsets[c]] = scratch.staging[r * width + c];
   }
 }
 
