@@ -61,29 +61,32 @@ bool lhs_is_contiguous(const GemmLhs& a) {
 }
 
 // Walks the split reduction index (gemm.h, GemmLhs) one step at a time.
+// A part of size 1 never moves, whatever its stride says.
 class LhsIndex {
  public:
-  LhsIndex(const GemmLhs& a, int64_t k) : a_(a) {
+  LhsIndex(const GemmLhs& a, int64_t k) : sizes_{a.sizes[0], a.sizes[1], a.sizes[2]} {
+    for (int d = 0; d < 3; ++d) strides_[d] = a.sizes[d] == 1 ? 0 : a.strides[d];
     const int64_t inner = a.sizes[1] * a.sizes[2];
     i_[0] = k / inner;
     i_[1] = k / a.sizes[2] % a.sizes[1];
     i_[2] = k % a.sizes[2];
-    offset_ = i_[0] * a.strides[0] + i_[1] * a.strides[1] + i_[2] * a.strides[2];
+    offset_ = i_[0] * strides_[0] + i_[1] * strides_[1] + i_[2] * strides_[2];
   }
   int64_t offset() const { return offset_; }
   void next() {
-    offset_ += a_.strides[2];
-    if (++i_[2] < a_.sizes[2]) return;
-    offset_ += a_.strides[1] - i_[2] * a_.strides[2];
+    offset_ += strides_[2];
+    if (++i_[2] < sizes_[2]) return;
+    offset_ += strides_[1] - i_[2] * strides_[2];
     i_[2] = 0;
-    if (++i_[1] < a_.sizes[1]) return;
-    offset_ += a_.strides[0] - i_[1] * a_.strides[1];
+    if (++i_[1] < sizes_[1]) return;
+    offset_ += strides_[0] - i_[1] * strides_[1];
     i_[1] = 0;
     ++i_[0];
   }
 
  private:
-  const GemmLhs& a_;
+  int64_t sizes_[3];
+  int64_t strides_[3];
   int64_t i_[3];
   int64_t offset_;
 };
@@ -222,7 +225,8 @@ struct PatchColumns {
 
 PatchRows patch_rows(const GemmPatches& p, const PatchRun& run, int64_t kh) {
   const int64_t ih = run.oh * p.stride_h - p.padding_h + kh * p.dilation_h;
-  return PatchRows{ih >= 0 && ih < p.in_h, ih * p.row_stride};
+  const bool inside = ih >= 0 && ih < p.in_h;
+  return PatchRows{inside, inside ? ih * p.row_stride : 0};
 }
 
 PatchColumns patch_columns(const GemmPatches& p, const PatchRun& run, int64_t kw) {

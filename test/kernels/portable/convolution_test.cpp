@@ -490,3 +490,31 @@ TEST_CASE("convolution: no input channels gives the bias", "[portable][convoluti
     CHECK(bits_of(out.values) == bits_of(Owned<float>::filled({1, 2, 2, 2}, 0.0f)));
   });
 }
+
+TEST_CASE("convolution: the stride of a size-1 dimension is never used", "[portable][convolution][simd]") {
+  // One input channel whose dimension carries an extreme stride, on the
+  // depthwise path (3x3) and the matrix-product path (a 13x13 kernel has
+  // too many taps for the depthwise kernel).
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  for (int64_t kernel : {3, 13}) {
+    const Shape s{"one input channel", {1, 1, 13, 13}, 2, {kernel, kernel}, {1, 1}, {1, 1}, {1, 1}, 1};
+    auto rng = et_ops::test::seeded_rng(kernel);
+    const auto x_values = et_ops::test::random_floats(rng, et_ops::test::numel_of(s.input));
+    const auto w_values = et_ops::test::random_floats(rng, et_ops::test::numel_of(s.weight_sizes()));
+    const auto expected = reference(s, x_values, w_values, nullptr);
+    Owned<float> x(s.input, x_values);
+    const int64_t x_strides[4] = {huge, huge, 13, 1};
+    x.tensor.raw()->strides = x_strides;
+    Owned<float> w(s.weight_sizes(), w_values);
+    const int64_t w_strides[4] = {kernel * kernel, huge, kernel, 1};
+    w.tensor.raw()->strides = w_strides;
+    Conv conv;
+    conv.padding = s.padding;
+    et_ops::test::for_each_simd_target([&] {
+      Owned<float> out(s.out_sizes(), Owned<float>::filled(s.out_sizes(), 0));
+      KernelContext ctx;
+      REQUIRE(conv.run(ctx, x, w, std::nullopt, out));
+      CHECK(first_difference(out.values, expected) == -1);
+    });
+  }
+}

@@ -488,3 +488,36 @@ TEST_CASE("linear: errors name the argument and the value", "[portable][linear][
     CHECK_ERROR(ctx, "input has numel 5 but sizes [2, 3] hold 6 elements");
   }
 }
+
+TEST_CASE("mm and linear: the stride of a size-1 dimension is never used", "[portable][mm][linear]") {
+  // Size-1 dimensions with extreme strides are still dense layouts; the
+  // products must never step by them (UBSan would see the overflow).
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  KernelContext ctx;
+  Owned<float> a({3, 1}, {1, 2, 3});
+  const int64_t a_strides[2] = {1, huge};
+  a.tensor.raw()->strides = a_strides;
+  Owned<float> b({1, 4}, {1, -1, 2, 0.5f});
+  const int64_t b_strides[2] = {huge, 1};
+  b.tensor.raw()->strides = b_strides;
+  Owned<float> out({3, 4}, Owned<float>::filled({3, 4}, 0));
+  REQUIRE(portable::mm_out(ctx, a, b, out));
+  CHECK(out.values == std::vector<float>{1, -1, 2, 0.5f, 2, -2, 4, 1, 3, -3, 6, 1.5f});
+
+  Owned<float> x({2, 1}, {3, 4});
+  const int64_t x_strides[2] = {1, huge};
+  x.tensor.raw()->strides = x_strides;
+  Owned<float> w({1, 1}, {2});
+  const int64_t w_strides[2] = {huge, huge};
+  w.tensor.raw()->strides = w_strides;
+  Owned<float> bias({1}, {0.5f});
+  const int64_t bias_strides[1] = {huge};
+  bias.tensor.raw()->strides = bias_strides;
+  Owned<float> y({2, 1}, {0, 0});
+  const int64_t y_strides[2] = {1, huge};
+  y.tensor.raw()->strides = y_strides;
+  et_ops::test::for_each_simd_target([&] {
+    REQUIRE(portable::linear_out(ctx, x, w, bias.ref(), y));
+    CHECK(y.values == std::vector<float>{6.5f, 8.5f});
+  });
+}
