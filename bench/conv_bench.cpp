@@ -198,28 +198,23 @@ void run_linear_plain_matmul(benchmark::State& state, const LinearShape& s) {
   set_flop_counter(state, 2.0 * static_cast<double>(s.rows * s.in_features * s.out_features));
 }
 
-// Benchmarks named "conv/<layer>/<target>", "conv/<layer>/plain_matmul",
-// "linear/<layer>/<target>" and "linear/<layer>/plain_matmul".
+// Benchmarks "<family>/<layer>/<target>" for each Highway target and
+// "<family>/<layer>/plain_matmul".
+template <typename Shape, typename RunTarget, typename RunPlain>
+void register_layer(const char* family, const Shape& s, RunTarget run_target, RunPlain run_plain) {
+  const std::string prefix = std::string(family) + "/" + s.name + "/";
+  for (int64_t target : hwy::SupportedAndGeneratedTargets())
+    benchmark::RegisterBenchmark((prefix + hwy::TargetName(target)).c_str(),
+                                 [s, target, run_target](benchmark::State& state) { run_target(state, s, target); })
+        ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark((prefix + "plain_matmul").c_str(),
+                               [s, run_plain](benchmark::State& state) { run_plain(state, s); })
+      ->Unit(benchmark::kMicrosecond);
+}
+
 void register_benchmarks() {
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  for (const ConvShape& s : kConvShapes) {
-    for (int64_t target : targets)
-      benchmark::RegisterBenchmark((std::string("conv/") + s.name + "/" + hwy::TargetName(target)).c_str(),
-                                   [s, target](benchmark::State& state) { run_convolution(state, s, target); })
-          ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark((std::string("conv/") + s.name + "/plain_matmul").c_str(),
-                                 [s](benchmark::State& state) { run_plain_matmul(state, s); })
-        ->Unit(benchmark::kMicrosecond);
-  }
-  for (const LinearShape& s : kLinearShapes) {
-    for (int64_t target : targets)
-      benchmark::RegisterBenchmark((std::string("linear/") + s.name + "/" + hwy::TargetName(target)).c_str(),
-                                   [s, target](benchmark::State& state) { run_linear(state, s, target); })
-          ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark((std::string("linear/") + s.name + "/plain_matmul").c_str(),
-                                 [s](benchmark::State& state) { run_linear_plain_matmul(state, s); })
-        ->Unit(benchmark::kMicrosecond);
-  }
+  for (const ConvShape& s : kConvShapes) register_layer("conv", s, run_convolution, run_plain_matmul);
+  for (const LinearShape& s : kLinearShapes) register_layer("linear", s, run_linear, run_linear_plain_matmul);
 }
 
 // The layer tables as JSON, for bench/conv_torch.py (one list of shapes).

@@ -68,8 +68,7 @@ constexpr int64_t kMaxStride = 8;
 constexpr int kGroup = 8;
 
 int64_t lanes() { return static_cast<int64_t>(hn::Lanes(DF())); }
-// For a >= 0, b > 0, without overflow.
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+using detail::ceil_div;
 
 // A band of input rows, zero-padded and split into stride_h x stride_w
 // phase planes: plane (a, b) row i column t holds padded pixel
@@ -478,14 +477,7 @@ bool convolution_out(KernelContext& ctx, TensorRef input, TensorRef weight, std:
     return detail::fail(ctx, op, "transposed convolution (transposed = true) is not supported");
   Geometry g;
   g.groups = groups;
-  const bool tensors_ok =
-      detail::check_tensor(ctx, op, "input", input) && detail::check_tensor(ctx, op, "weight", weight) &&
-      (!bias || detail::check_tensor(ctx, op, "bias", *bias)) && detail::check_tensor(ctx, op, "out", out) &&
-      detail::check_dtype(ctx, op, "input", input, DType::Float32) &&
-      detail::check_dtype(ctx, op, "weight", weight, DType::Float32) &&
-      (!bias || detail::check_dtype(ctx, op, "bias", *bias, DType::Float32)) &&
-      detail::check_dtype(ctx, op, "out", out, DType::Float32);
-  const bool params_ok = tensors_ok && spatial_pair(ctx, "stride", stride, 1, g.stride) &&
+  const bool params_ok = detail::check_layer_tensors(ctx, op, input, weight, bias, out) && spatial_pair(ctx, "stride", stride, 1, g.stride) &&
                          spatial_pair(ctx, "padding", padding, 0, g.padding) &&
                          spatial_pair(ctx, "dilation", dilation, 1, g.dilation) &&
                          check_output_padding(ctx, output_padding) && check_shapes(ctx, input, weight, bias, g);

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "checks.h"
 #include "gemm.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -44,10 +45,6 @@ constexpr int64_t kMaxPanelWidth = kMaxVectors * kMaxLanes;
 
 int64_t lanes() { return static_cast<int64_t>(hn::Lanes(DF())); }
 
-// For a >= 0, b > 0, without overflow.
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
-// For b > 0, without overflow.
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, b); }
 
 // ---- the left operand ----
 

@@ -88,14 +88,9 @@ void scale_and_add_bias(TensorRef bias, TensorRef out, float beta, float alpha) 
 bool check_linear(KernelContext& ctx, TensorRef input, TensorRef weight, std::optional<TensorRef> bias,
                   TensorRef out) {
   const char* op = kLinearOp;
-  const bool tensors_ok =
-      detail::check_tensor(ctx, op, "input", input) && detail::check_tensor(ctx, op, "weight", weight) &&
-      (!bias || detail::check_tensor(ctx, op, "bias", *bias)) && detail::check_tensor(ctx, op, "out", out) &&
-      detail::check_dtype(ctx, op, "input", input, DType::Float32) &&
-      detail::check_dtype(ctx, op, "weight", weight, DType::Float32) &&
-      (!bias || detail::check_dtype(ctx, op, "bias", *bias, DType::Float32)) &&
-      detail::check_dtype(ctx, op, "out", out, DType::Float32) && detail::check_rank(ctx, op, "weight", weight, 2);
-  if (!tensors_ok) return false;
+  if (!detail::check_layer_tensors(ctx, op, input, weight, bias, out) ||
+      !detail::check_rank(ctx, op, "weight", weight, 2))
+    return false;
   if (input.dim() < 1)
     return detail::fail(ctx, op, "input must have at least 1 dimension [*, in_features], got a 0-D tensor");
   const int64_t in_features = input.size(input.dim() - 1);

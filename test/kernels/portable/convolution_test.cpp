@@ -19,6 +19,7 @@ using et_ops::DType;
 using et_ops::KernelContext;
 using et_ops::TensorRef;
 using et_ops::test::bits_of;
+using et_ops::test::first_difference;
 using et_ops::test::Owned;
 namespace portable = et_ops::kernels::portable;
 
@@ -331,17 +332,6 @@ std::vector<float> reference(const Shape& s, const std::vector<float>& x, const 
           out.push_back(sum);
         }
   return out;
-}
-
-// Bits equal, any NaN equal to any NaN (payloads are not specified); the
-// index of the first difference, or -1.
-int64_t first_difference(const std::vector<float>& got, const std::vector<float>& expected) {
-  if (got.size() != expected.size()) return 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(got[i]) && std::isnan(expected[i])) continue;
-    if (bits_of(got[i]) != bits_of(expected[i])) return static_cast<int64_t>(i);
-  }
-  return -1;
 }
 
 // An out tensor inside a larger buffer whose margins hold a sentinel, so a
