@@ -25,6 +25,8 @@ HWY_BEFORE_NAMESPACE();
 namespace et_ops::kernels::portable::detail {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+// Internal linkage: the kernel files share this per-target namespace.
+namespace {
 
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
@@ -463,6 +465,8 @@ void multiply_panel(const PanelStep& s, const Scratch& scratch) {
           out_rows[r * out.row_stride + offsets[c]] = scratch.staging[r * width + c];
   }
 }
+
+}  // namespace
 
 void MultiplyMatrices(const Gemm& g) {
   if (g.rows == 0 || g.cols == 0) return;
