@@ -1,16 +1,28 @@
 // The streaming quantized kernels beside two references measured in the same
 // run: memcpy of the same total bytes (read + written), the bandwidth bound,
-// and a plain scalar loop of the same formula. Every benchmark reports
-// bytes_per_second over the bytes it reads plus the bytes it writes, so
-// kernel / memcpy is the fraction of copy bandwidth the kernel reaches.
+// and a plain loop of the same formula, as a kernel library without
+// hand-written SIMD ships it (compiled with the same flags; the compiler
+// vectorises what it can). Every benchmark reports bytes_per_second over the
+// bytes it reads plus the bytes it writes, so kernel / memcpy is the fraction
+// of copy bandwidth the kernel reaches.
+//
+// The sweep (BM_sweep_*, 64Ki to 64Mi elements) also runs et_ops with
+// non-temporal stores forced on and off, to show where the default
+// threshold (the last-level cache, see et_ops/kernels/quantized.h) switches
+// and that no size is slower than ordinary stores or the plain loop;
+// bench/streaming_sweep.py runs it and prints the ratios.
 //
 //   quantized_bench --benchmark_filter=16777216
 #include <benchmark/benchmark.h>
+#include <hwy/targets.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "et_ops/kernels/quantized.h"
@@ -73,7 +85,7 @@ void BM_quantize_f32_i8(benchmark::State& state) {
   report(state, n * sizeof(float), n);
 }
 
-void BM_quantize_f32_i8_scalar(benchmark::State& state) {
+void BM_quantize_f32_i8_plain_loop(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   auto x = random_values<float>(n, -6.0, 6.0);
   std::vector<int8_t> y(n);
@@ -111,7 +123,7 @@ void BM_dequantize_i8_f32(benchmark::State& state) {
   report(state, n, n * sizeof(float));
 }
 
-void BM_dequantize_i8_f32_scalar(benchmark::State& state) {
+void BM_dequantize_i8_f32_plain_loop(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   auto x = random_values<int8_t>(n, -128, 127);
   std::vector<float> y(n);
@@ -151,7 +163,7 @@ void BM_quantize_per_channel(benchmark::State& state) {
   report(state, n * sizeof(float), n);
 }
 
-void BM_quantize_per_channel_scalar(benchmark::State& state) {
+void BM_quantize_per_channel_plain_loop(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   auto x = random_values<float>(n, -6.0, 6.0);
   std::vector<int8_t> y(n);
@@ -194,7 +206,7 @@ void BM_add_u8(benchmark::State& state) {
   report(state, 2 * n, n);
 }
 
-void BM_add_u8_scalar(benchmark::State& state) {
+void BM_add_u8_plain_loop(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   auto a = random_values<uint8_t>(n, 0, 255);
   auto b = random_values<uint8_t>(n, 0, 255, 2);
@@ -217,23 +229,103 @@ void BM_add_u8_memcpy(benchmark::State& state) {
   memcpy_of_total(state, static_cast<std::size_t>(state.range(0)) * 3);
 }
 
+// ---- the sweep: quantize f32 -> i8 and dequantize i8 -> f32, 64Ki to 64Mi elements ----
+
+// Non-temporal stores as the library decides (kDefault), always, or never.
+enum class Stores { kDefault, kNonTemporal, kOrdinary };
+
+class StoresFor {
+ public:
+  explicit StoresFor(Stores stores) {
+    if (stores == Stores::kNonTemporal) q::set_streaming_threshold_bytes(0);
+    if (stores == Stores::kOrdinary) q::set_streaming_threshold_bytes(std::numeric_limits<std::size_t>::max());
+  }
+  ~StoresFor() { q::reset_streaming_threshold_bytes(); }
+  StoresFor(const StoresFor&) = delete;
+  StoresFor& operator=(const StoresFor&) = delete;
+};
+
+template <Stores kStores>
+void BM_sweep_quantize(benchmark::State& state) {
+  const StoresFor stores(kStores);
+  BM_quantize_f32_i8(state);
+  state.counters["threshold_bytes"] = static_cast<double>(q::streaming_threshold_bytes());
+}
+
+template <Stores kStores>
+void BM_sweep_dequantize(benchmark::State& state) {
+  const StoresFor stores(kStores);
+  BM_dequantize_i8_f32(state);
+  state.counters["threshold_bytes"] = static_cast<double>(q::streaming_threshold_bytes());
+}
+
+void sweep_sizes(benchmark::internal::Benchmark* b) {
+  for (int64_t n = int64_t{1} << 16; n <= int64_t{1} << 26; n *= 2) b->Arg(n);
+}
+
+BENCHMARK_TEMPLATE(BM_sweep_quantize, Stores::kDefault)->Apply(sweep_sizes);
+BENCHMARK_TEMPLATE(BM_sweep_quantize, Stores::kNonTemporal)->Apply(sweep_sizes);
+BENCHMARK_TEMPLATE(BM_sweep_quantize, Stores::kOrdinary)->Apply(sweep_sizes);
+BENCHMARK(BM_quantize_f32_i8_plain_loop)->Name("BM_sweep_quantize_plain_loop")->Apply(sweep_sizes);
+BENCHMARK(BM_quantize_f32_i8_memcpy)->Name("BM_sweep_quantize_memcpy")->Apply(sweep_sizes);
+BENCHMARK_TEMPLATE(BM_sweep_dequantize, Stores::kDefault)->Apply(sweep_sizes);
+BENCHMARK_TEMPLATE(BM_sweep_dequantize, Stores::kNonTemporal)->Apply(sweep_sizes);
+BENCHMARK_TEMPLATE(BM_sweep_dequantize, Stores::kOrdinary)->Apply(sweep_sizes);
+BENCHMARK(BM_dequantize_i8_f32_plain_loop)->Name("BM_sweep_dequantize_plain_loop")->Apply(sweep_sizes);
+BENCHMARK(BM_dequantize_i8_f32_memcpy)->Name("BM_sweep_dequantize_memcpy")->Apply(sweep_sizes);
+
+// ---- the other kernels at four sizes ----
+
 void sizes(benchmark::internal::Benchmark* b) {
   for (int64_t n : {int64_t{1} << 10, int64_t{1} << 16, int64_t{1} << 20, int64_t{1} << 24}) b->Arg(n);
 }
 
 BENCHMARK(BM_quantize_f32_i8)->Apply(sizes);
 BENCHMARK(BM_quantize_f32_i8_memcpy)->Apply(sizes);
-BENCHMARK(BM_quantize_f32_i8_scalar)->Apply(sizes);
+BENCHMARK(BM_quantize_f32_i8_plain_loop)->Apply(sizes);
 BENCHMARK(BM_dequantize_i8_f32)->Apply(sizes);
 BENCHMARK(BM_dequantize_i8_f32_memcpy)->Apply(sizes);
-BENCHMARK(BM_dequantize_i8_f32_scalar)->Apply(sizes);
+BENCHMARK(BM_dequantize_i8_f32_plain_loop)->Apply(sizes);
 BENCHMARK(BM_quantize_per_channel)->Apply(sizes);
 BENCHMARK(BM_quantize_per_channel_memcpy)->Apply(sizes);
-BENCHMARK(BM_quantize_per_channel_scalar)->Apply(sizes);
+BENCHMARK(BM_quantize_per_channel_plain_loop)->Apply(sizes);
 BENCHMARK(BM_add_u8)->Apply(sizes);
 BENCHMARK(BM_add_u8_memcpy)->Apply(sizes);
-BENCHMARK(BM_add_u8_scalar)->Apply(sizes);
+BENCHMARK(BM_add_u8_plain_loop)->Apply(sizes);
+
+// --simd_target=AVX2 (a Highway target name: AVX3, AVX2, SSE4, SSSE3,
+// SCALAR) runs every kernel on that target, e.g. to measure on this machine
+// what an AVX2-only one runs. Returns false for an unknown or unsupported name.
+bool force_simd_target(const std::string& name) {
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    if (name == hwy::TargetName(target)) {
+      hwy::SetSupportedTargetsForTest(target);
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  const std::string prefix = "--simd_target=";
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(prefix, 0) != 0) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    if (!force_simd_target(arg.substr(prefix.size()))) {
+      std::fprintf(stderr, "quantized_bench: %s is not a Highway target this CPU supports\n", arg.c_str());
+      return 2;
+    }
+  }
+  argc = kept;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

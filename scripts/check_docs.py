@@ -47,7 +47,7 @@ def blocks(markdown):
 def compile_snippet(root, compiler, code, wrap_in_main):
     headers = sorted(p.relative_to(root / "include") for p in (root / "include").rglob("*.h"))
     source = "".join(f"#include <{h}>\n" for h in headers)
-    source += "#include <iostream>\n"
+    source += "#include <cstdio>\n#include <iostream>\n"
     source += f"int main() {{\n{code}\nreturn 0;\n}}\n" if wrap_in_main else code
     with tempfile.NamedTemporaryFile("w", suffix=".cpp") as f:
         f.write(source)

@@ -26,11 +26,20 @@ Steps:
 4. Emit the program, and evaluate the eager reference in float64, rounded
    to float32.
 
-Float64 makes the files identical on every machine: float32 GEMM results
-depend on the CPU's instruction set, and a calibration range that moved by
-one ulp would change the program's bytes. The output is a pure function of
-the command line, with no timestamps or versions in it.
+The files are identical on every x86-64 machine: the command line pins
+PyTorch to kernels that every such CPU runs alike before it imports torch
+(et_ops.cpu_independence: aten's baseline kernels, one thread, no oneDNN,
+glibc's baseline libm), because PyTorch's weight initialisation and float32
+convolutions otherwise differ by an ulp between instruction sets, and a calibration range or bias
+correction that moved by one ulp would change the program's bytes. The
+output is a pure function of the command line, with no timestamps or
+versions in it.
 """
+
+if __name__ == "__main__":
+    # Before anything imports torch (see the docstring).
+    from et_ops import cpu_independence
+    cpu_independence.pin_process()
 
 import argparse
 import copy
@@ -42,7 +51,7 @@ import sys
 import numpy as np
 import torch
 
-from . import models
+from . import cpu_independence, models
 from .lowering import FloatGraph, ProgramGraph, SimulatedGraph
 
 
@@ -149,6 +158,7 @@ def quantization_report(model, weight_qparams):
             "bias_correction": "empirical: mean output shift per channel over the calibration set, subtracted from the float bias",
         },
         "reference": "eager PyTorch float model evaluated in float64, rounded to float32",
+        "pytorch_numerics": cpu_independence.describe(),
         "weight_seed": models.WEIGHT_SEED,
         "example_seed": models.EXAMPLE_SEED,
     }
@@ -185,6 +195,7 @@ def main(argv=None):
     parser.add_argument("--model", required=True, choices=sorted(models.MODELS))
     parser.add_argument("--output-dir", required=True, help="directory for the program and its data files")
     args = parser.parse_args(argv)
+    cpu_independence.pin_torch(torch)
     for path in export(args.model, args.output_dir).values():
         print(path)
     return 0

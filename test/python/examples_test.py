@@ -1,9 +1,15 @@
 """The example programs checked in under examples/ cannot go stale.
 
 examples/qmlp and examples/qcnn hold what `python3 -m et_ops.export` writes
-for the two models. A fresh export must reproduce them byte for byte, and
-the checked-in program must run within one output step of its checked-in
-reference.
+for the two models. A fresh export must reproduce them byte for byte on
+every x86-64 machine, and the checked-in program must run within one output
+step of its checked-in reference.
+
+Every machine: PyTorch picks its kernels by instruction set
+(ATEN_CPU_CAPABILITY), and glibc binds FMA variants of its math functions
+on CPUs with FMA, so the export runs once per capability this CPU supports
+plus `default` (what a machine without AVX2 runs), and once more as if the
+CPU had no FMA: every run must give the checked-in bytes.
 """
 
 import json
@@ -19,7 +25,18 @@ import numpy as np
 import harness
 import et_ops
 
+sys.path.insert(0, harness.source_path("test"))
+import aten_capabilities  # noqa: E402  (test/aten_capabilities.py)
+
 EXAMPLES = {"mlp": "qmlp", "cnn": "qcnn"}
+
+
+def export_environments():
+    """(description, environment overrides) of every way the export is run."""
+    environments = [(f"ATEN_CPU_CAPABILITY={c}", {"ATEN_CPU_CAPABILITY": c}) for c in aten_capabilities.supported()]
+    no_fma = "glibc.cpu.hwcaps=-AVX2,-FMA"
+    environments.append((f"GLIBC_TUNABLES={no_fma} (libm as on a CPU without FMA)", {"GLIBC_TUNABLES": no_fma}))
+    return environments
 
 
 def files_of(directory):
@@ -35,18 +52,27 @@ class CheckedInExamplesTest(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="et_ops_examples_test_")
         self.addCleanup(shutil.rmtree, self.dir)
 
-    def test_checked_in_files_equal_a_fresh_export(self):
+    def export(self, model, directory, environment):
+        env = dict(os.environ)
+        env.update(environment)
+        subprocess.run([sys.executable, "-m", "et_ops.export", "--model", model, "--output-dir", directory],
+                       check=True, capture_output=True, timeout=300, env=env)
+        return files_of(directory)
+
+    def test_checked_in_files_equal_a_fresh_export_under_every_cpu_capability(self):
+        environments = export_environments()
+        self.assertGreaterEqual(len(environments), 2)
         for model, name in EXAMPLES.items():
-            fresh_dir = os.path.join(self.dir, name)
-            subprocess.run([sys.executable, "-m", "et_ops.export", "--model", model, "--output-dir", fresh_dir],
-                           check=True, capture_output=True, timeout=300)
             checked_in = files_of(harness.source_path("examples", name))
-            fresh = files_of(fresh_dir)
             how_to_fix = (f"examples/{name} is stale; regenerate it with: "
                           f"/usr/bin/python3 -m et_ops.export --model {model} --output-dir examples/{name}")
-            self.assertEqual(sorted(checked_in), sorted(fresh), how_to_fix)
-            for file_name, data in fresh.items():
-                self.assertTrue(checked_in[file_name] == data, f"{file_name} differs. {how_to_fix}")
+            for index, (description, environment) in enumerate(environments):
+                with self.subTest(model=model, environment=description):
+                    fresh = self.export(model, os.path.join(self.dir, f"{name}_{index}"), environment)
+                    self.assertEqual(sorted(checked_in), sorted(fresh), how_to_fix)
+                    for file_name, data in fresh.items():
+                        self.assertTrue(checked_in[file_name] == data,
+                                        f"{file_name} differs under {description}. {how_to_fix}")
 
     def test_checked_in_programs_run_within_one_output_step(self):
         for name in EXAMPLES.values():

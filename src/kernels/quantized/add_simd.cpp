@@ -25,7 +25,7 @@ void AddLoop(const Q* a, const Q* b, std::size_t n, const QuantizedAdd& p, Q* ou
   const FloatBounds bounds{static_cast<float>(p.quant_min), static_cast<float>(p.quant_max), BoundsKind::kSmall};
   const auto qmin = static_cast<int32_t>(p.quant_min);
   const auto qmax = static_cast<int32_t>(p.quant_max);
-  WriteEach(hn::ScalableTag<float>(), n, out, [&](auto df, std::size_t i) {
+  WriteEach(hn::ScalableTag<float>(), n, 2 * sizeof(Q), out, [&](auto df, std::size_t i) {
     const hn::RebindToSigned<decltype(df)> di;
     PrefetchAhead(a, i, n);
     PrefetchAhead(b, i, n);

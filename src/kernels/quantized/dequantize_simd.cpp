@@ -20,7 +20,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // like the scalar conversion; then one subtraction and one multiplication.
 template <typename Q>
 void DequantizeToF32Loop(const Q* in, std::size_t n, float zero_point, float scale, float* out) {
-  WriteEach(hn::ScalableTag<float>(), n, out, [&](auto df, std::size_t i) {
+  WriteEach(hn::ScalableTag<float>(), n, sizeof(Q), out, [&](auto df, std::size_t i) {
     const hn::RebindToSigned<decltype(df)> di;
     PrefetchAhead(in, i, n);
     const auto q = hn::ConvertTo(df, LoadAsI32(di, in + i));
@@ -43,7 +43,7 @@ bool DequantizeToF32(DType in_dtype, const void* in, std::size_t n, float zero_p
 // for the product, and for an f32 output one more rounding to binary32.
 template <typename Q, typename Out>
 void DequantizeBinary64Loop(const Q* in, std::size_t n, double zero_point, double scale, Out* out) {
-  WriteEach(hn::ScalableTag<double>(), n, out, [&](auto dd, std::size_t i) {
+  WriteEach(hn::ScalableTag<double>(), n, sizeof(Q), out, [&](auto dd, std::size_t i) {
     const hn::Rebind<int32_t, decltype(dd)> di;
     PrefetchAhead(in, i, n);
     const auto q = hn::PromoteTo(dd, LoadAsI32(di, in + i));

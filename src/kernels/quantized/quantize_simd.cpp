@@ -34,7 +34,7 @@ void QuantizeF32Loop(const float* in, std::size_t n, const PerTensorQuantize& p,
   const FloatBounds bounds = float_bounds(p.quant_min, p.quant_max);
   const auto qmin = static_cast<int32_t>(p.quant_min);
   const auto qmax = static_cast<int32_t>(p.quant_max);
-  WriteEach(hn::ScalableTag<float>(), n, out, [&](auto df, std::size_t i) {
+  WriteEach(hn::ScalableTag<float>(), n, sizeof(float), out, [&](auto df, std::size_t i) {
     const hn::RebindToSigned<decltype(df)> di;
     PrefetchAhead(in, i, n);
     const auto v = hn::Mul(hn::LoadU(df, in + i), hn::Set(df, p.inv));
@@ -68,7 +68,7 @@ template <typename In, typename Q, bool kZeroPointBeforeRounding>
 void QuantizeBinary64Loop(const In* in, std::size_t n, const Binary64Quantize& p, Q* out) {
   const auto qmin = static_cast<double>(p.quant_min);
   const auto qmax = static_cast<double>(p.quant_max);
-  WriteEach(hn::ScalableTag<double>(), n, out, [&](auto dd, std::size_t i) {
+  WriteEach(hn::ScalableTag<double>(), n, sizeof(In), out, [&](auto dd, std::size_t i) {
     const hn::Rebind<int32_t, decltype(dd)> di;
     PrefetchAhead(in, i, n);
     hn::VFromD<decltype(dd)> x;

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "et_ops/kernels/quantized.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace et_ops::kernels::quantized::simd {
 namespace HWY_NAMESPACE {
@@ -125,11 +127,15 @@ HWY_INLINE void PrefetchAhead(const T* in, std::size_t i, std::size_t n) {
   if (i + kAhead < n) hwy::Prefetch(in + i + kAhead);
 }
 
-// Outputs at least this large are written with non-temporal stores: they do
-// not fit the caches that would keep them for a consumer anyway, and
-// streaming skips the read-for-ownership of every destination line, the
-// same traffic memcpy has (about a third of the bytes for i8 -> f32).
-constexpr std::size_t kStreamingBytes = std::size_t{1} << 22;
+// Runs that move at least streaming_threshold_bytes() (read plus written;
+// the machine's last-level cache by default) are written with non-temporal
+// stores: they do not fit the cache that would keep them for a consumer
+// anyway, and streaming skips the read-for-ownership of every destination
+// line, the same traffic memcpy has (about a third of the bytes for
+// i8 -> f32). Smaller ones stay in the cache for the next operator.
+HWY_INLINE bool ShouldStream(std::size_t n, std::size_t bytes_per_element) {
+  return n * bytes_per_element >= streaming_threshold_bytes();
+}
 
 #if HWY_TARGET != HWY_SCALAR  // single-lane vectors: nothing to assemble or stream
 
@@ -168,18 +174,19 @@ HWY_INLINE std::size_t StreamEach(D d, std::size_t n, Out* out, const Compute& c
 #endif  // HWY_TARGET != HWY_SCALAR
 
 // out[i] = compute(d, i) lane by lane over [0, n): whole vectors of `d`
-// (streamed for large outputs), then single lanes, so the tail performs the
-// very same operations without touching memory past n. compute(d, i) loads
-// its inputs and returns the Out lanes for elements [i, i + Lanes(d)).
+// (streamed for large runs, see ShouldStream), then single lanes, so the
+// tail performs the very same operations without touching memory past n.
+// compute(d, i) loads its inputs (in_bytes_per_element in all) and returns
+// the Out lanes for elements [i, i + Lanes(d)).
 template <class D, typename Out, class Compute>
-HWY_INLINE void WriteEach(D d, std::size_t n, Out* out, const Compute& compute) {
+HWY_INLINE void WriteEach(D d, std::size_t n, std::size_t in_bytes_per_element, Out* out, const Compute& compute) {
   const hn::Rebind<Out, D> d_out;
   const hn::CappedTag<hn::TFromD<D>, 1> d1;
   const hn::Rebind<Out, decltype(d1)> d1_out;
   const std::size_t lanes = hn::Lanes(d);
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  if (n * sizeof(Out) >= kStreamingBytes) i = StreamEach(d, n, out, compute);
+  if (ShouldStream(n, in_bytes_per_element + sizeof(Out))) i = StreamEach(d, n, out, compute);
 #endif
   for (; i + lanes <= n; i += lanes) hn::StoreU(compute(d, i), d_out, out + i);
   for (; i < n; ++i) hn::StoreU(compute(d1, i), d1_out, out + i);

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/simd_targets.h"
 #include "et_ops/kernels/portable.h"
+#include "simd_targets.h"
 #include "test_util.h"
 
 using et_ops::DType;

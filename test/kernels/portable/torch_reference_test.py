@@ -3,6 +3,11 @@
 
 Usage: torch_reference_test.py TORCH_DRIVER
 
+Without ATEN_CPU_CAPABILITY in its environment it runs itself once per
+capability this CPU supports (default, avx2, avx512; test/aten_capabilities.py):
+PyTorch's results differ between them where its vector code differs, and
+the kernels must agree with every one.
+
 Every case builds inputs with a fixed seed, computes PyTorch's result, and
 asks torch_driver (through the registry and the C ABI) for ours. Elementwise
 ops, copies, relu and max pooling must match bit for bit (NaNs by position,
@@ -11,11 +16,6 @@ by one rounding (see the case); mm, addmm, linear, convolution and softmax
 sum in another order than PyTorch, so they must agree within RTOL relative
 to the sum of the magnitudes of the terms of each result (for softmax:
 relative to the result).
-
-PyTorch's results depend on the instruction set its kernels use: the whole
-comparison runs once per ATEN_CPU_CAPABILITY this CPU supports (default,
-avx2, avx512), each in its own process, with oneDNN (PyTorch's float
-convolution) held to the same instruction set.
 
 Needs numpy and torch: run it with Debian's /usr/bin/python3 (the meson
 option python_interpreter), not a python3 without them.
@@ -26,8 +26,14 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import aten_capabilities  # noqa: E402  (test/aten_capabilities.py)
+
+if __name__ == "__main__" and aten_capabilities.requested() is None:
+    sys.exit(aten_capabilities.run_under_each())
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 RTOL = 1e-5
 SEED = 20240229
@@ -39,23 +45,6 @@ DTYPES = {
 }
 CONTIGUOUS = None
 CHANNELS_LAST = (0, 2, 3, 1)
-
-
-# ATEN_CPU_CAPABILITY values, the CPU flags each needs (as PyTorch checks
-# them), and the matching oneDNN instruction-set limit.
-CAPABILITIES = [
-    ("default", set(), "SSE41"),
-    ("avx2", {"avx2", "fma"}, "AVX2"),
-    ("avx512", {"avx512f", "avx512bw", "avx512vl", "avx512dq", "fma"}, "AVX512_CORE"),
-]
-
-
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
 
 
 def cpu_capability():
@@ -449,38 +438,18 @@ def softmax_cases(suite, gen):
                  lambda out=out, ref=ref: within_bound(r.read(out), ref, ref.abs()))
 
 
-def run_suite(driver, capability):
-    """One comparison, in a process whose PyTorch uses `capability`."""
-    reported = cpu_capability().lower().replace("no avx", "default")
-    if reported != capability:
-        print(f"FAIL: asked PyTorch for ATEN_CPU_CAPABILITY={capability}, it reports {cpu_capability()}")
-        return 1
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    aten_capabilities.check_active(torch)
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
-    suite = Suite(driver)
+    suite = Suite(sys.argv[1])
     for cases in (elementwise_cases, copy_cases, matmul_cases, linear_cases, conv_cases, pool_cases,
                   softmax_cases):
         cases(suite, gen)
     return suite.run()
-
-
-def main():
-    if len(sys.argv) == 4 and sys.argv[2] == "--capability":
-        return run_suite(sys.argv[1], sys.argv[3])
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    flags = cpu_flags()
-    status = 0
-    for capability, needs, onednn_isa in CAPABILITIES:
-        if not needs <= flags:
-            print(f"ATEN_CPU_CAPABILITY={capability}: this CPU lacks {sorted(needs - flags)}")
-            continue
-        env = dict(os.environ, ATEN_CPU_CAPABILITY=capability, ONEDNN_MAX_CPU_ISA=onednn_isa)
-        print(f"ATEN_CPU_CAPABILITY={capability}, ONEDNN_MAX_CPU_ISA={onednn_isa}:", flush=True)
-        done = subprocess.run([sys.executable, __file__, sys.argv[1], "--capability", capability], env=env)
-        status = status or done.returncode
-    return status
 
 
 if __name__ == "__main__":

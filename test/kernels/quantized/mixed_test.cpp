@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "common/simd_targets.h"
 #include "et_ops/kernels/quantized.h"
+#include "simd_targets.h"
 #include "test_util.h"
 
 namespace {

@@ -2,8 +2,8 @@
 // add): an independent scalar reference of reference §3, §4 and §8 written
 // without the library's code (its own rounding, saturation and 16-bit float
 // conversions via GCC's _Float16), tensors with arbitrary dim orders built
-// from logical values, error assertions, and a loop over every Highway
-// target the library was compiled for.
+// from logical values, error assertions, and (simd_targets.h) a loop over
+// every Highway target the library was compiled for.
 #ifndef ET_OPS_TEST_KERNELS_QUANTIZED_STREAMING_REFERENCE_H
 #define ET_OPS_TEST_KERNELS_QUANTIZED_STREAMING_REFERENCE_H
 
@@ -24,16 +24,33 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/simd_targets.h"
 #include "et_ops/abi.h"
 #include "et_ops/half.h"
 #include "et_ops/kernel_context.h"
 #include "et_ops/kernels/quantized.h"
 #include "et_ops/tensor.h"
 #include "et_ops/value.h"
+#include "simd_targets.h"
 #include "test_util.h"
 
 namespace et_ops::test {
+
+// ---- store kinds ----
+
+// Runs f under every Highway target twice: with every run written by
+// non-temporal stores (threshold 0) and with none (SIZE_MAX), whatever the
+// machine's cache size; restores the default threshold afterwards.
+template <typename F>
+void for_each_store_kind_and_simd_target(F&& f) {
+  struct Restore {
+    ~Restore() { kernels::quantized::reset_streaming_threshold_bytes(); }
+  } restore;
+  for (std::size_t threshold : {std::size_t{0}, std::numeric_limits<std::size_t>::max()}) {
+    kernels::quantized::set_streaming_threshold_bytes(threshold);
+    INFO((threshold == 0 ? "non-temporal stores" : "ordinary stores"));
+    for_each_simd_target(f);
+  }
+}
 
 // ---- independent 16-bit float conversions ----
 

@@ -6,6 +6,9 @@ Usage: torch_crosscheck.py LIBRARY
   takes its manifest (the loadable-library entry point of et_ops/abi.h) and
   calls the C-ABI kernels on numpy arrays, so the C argument unpacking is
   exercised too. It needs numpy and torch (Debian's /usr/bin/python3).
+  Without ATEN_CPU_CAPABILITY in its environment it runs itself once per
+  capability this CPU supports (test/aten_capabilities.py): PyTorch's
+  results must match under every one of them.
 
 Two kinds of comparison, each only where PyTorch computes the same thing:
 
@@ -31,10 +34,17 @@ Two kinds of comparison, each only where PyTorch computes the same thing:
    per-tensor dequantize with |q|, |zp| or |q - zp| > 2048 (D7).
 """
 import ctypes
+import os
 import sys
 
-import numpy as np
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import aten_capabilities  # noqa: E402  (test/aten_capabilities.py)
+
+if __name__ == "__main__" and aten_capabilities.requested() is None:
+    sys.exit(aten_capabilities.run_under_each())
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 # ---- the C ABI (et_ops/abi.h) ----
 
@@ -396,6 +406,7 @@ def main():
     if len(sys.argv) != 2:
         print(__doc__)
         return 2
+    aten_capabilities.check_active(torch)
     torch.manual_seed(0)
     kernels = Kernels(sys.argv[1])
     check_builtin_quantize_per_tensor(kernels)
@@ -415,7 +426,8 @@ def main():
         for failure in FAILURES:
             print("  " + failure)
         return 1
-    print(f"\nall {sum(COMPARED.values())} elements bit-identical (torch {torch.__version__})")
+    print(f"\nall {sum(COMPARED.values())} elements bit-identical (torch {torch.__version__}, "
+          f"CPU capability {aten_capabilities.active(torch)})")
     return 0
 
 
