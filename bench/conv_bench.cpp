@@ -108,7 +108,8 @@ void run_convolution(benchmark::State& state, const ConvShape& s, int64_t target
   const ForcedTarget forced(target);
   const int64_t out_size = s.out_size();
   auto x = random_floats(static_cast<std::size_t>(s.in_channels * s.size * s.size), 1);
-  auto w = random_floats(static_cast<std::size_t>(s.out_channels * (s.in_channels / s.groups) * s.kernel * s.kernel), 2);
+  const int64_t weights = s.out_channels * (s.in_channels / s.groups) * s.kernel * s.kernel;
+  auto w = random_floats(static_cast<std::size_t>(weights), 2);
   auto b = random_floats(static_cast<std::size_t>(s.out_channels), 3);
   std::vector<float> out(static_cast<std::size_t>(s.out_channels * out_size * out_size));
   const Tensor input(DType::Float32, x.data(), {1, s.in_channels, s.size, s.size});

@@ -73,8 +73,10 @@ inline bool check_layer_tensors(KernelContext& ctx, const char* op, TensorRef in
                                 std::optional<TensorRef> bias, TensorRef out) {
   return check_tensor(ctx, op, "input", input) && check_tensor(ctx, op, "weight", weight) &&
          (!bias || check_tensor(ctx, op, "bias", *bias)) && check_tensor(ctx, op, "out", out) &&
-         check_dtype(ctx, op, "input", input, DType::Float32) && check_dtype(ctx, op, "weight", weight, DType::Float32) &&
-         (!bias || check_dtype(ctx, op, "bias", *bias, DType::Float32)) && check_dtype(ctx, op, "out", out, DType::Float32);
+         check_dtype(ctx, op, "input", input, DType::Float32) &&
+         check_dtype(ctx, op, "weight", weight, DType::Float32) &&
+         (!bias || check_dtype(ctx, op, "bias", *bias, DType::Float32)) &&
+         check_dtype(ctx, op, "out", out, DType::Float32);
 }
 
 inline bool check_rank(KernelContext& ctx, const char* op, const char* name, TensorRef t, int64_t rank) {

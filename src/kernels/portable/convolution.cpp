@@ -219,7 +219,8 @@ bool convolution_out(KernelContext& ctx, TensorRef input, TensorRef weight, std:
     return detail::fail(ctx, op, "transposed convolution (transposed = true) is not supported");
   Geometry g;
   g.groups = groups;
-  const bool params_ok = detail::check_layer_tensors(ctx, op, input, weight, bias, out) && spatial_pair(ctx, "stride", stride, 1, g.stride) &&
+  const bool params_ok = detail::check_layer_tensors(ctx, op, input, weight, bias, out) &&
+                         spatial_pair(ctx, "stride", stride, 1, g.stride) &&
                          spatial_pair(ctx, "padding", padding, 0, g.padding) &&
                          spatial_pair(ctx, "dilation", dilation, 1, g.dilation) &&
                          check_output_padding(ctx, output_padding) && check_shapes(ctx, input, weight, bias, g);

@@ -163,7 +163,8 @@ void tap_weights(const Depthwise& c, int64_t oc, Taps& taps) {
   const float* w = c.weight + oc * c.weight_strides[0];
   int64_t t = 0;
   for (int64_t kh = 0; kh < c.kernel_h; ++kh)
-    for (int64_t kw = 0; kw < c.kernel_w; ++kw) taps.weight[t++] = w[kh * c.weight_strides[2] + kw * c.weight_strides[3]];
+    for (int64_t kw = 0; kw < c.kernel_w; ++kw)
+      taps.weight[t++] = w[kh * c.weight_strides[2] + kw * c.weight_strides[3]];
 }
 
 // G vectors of outputs from flat index q: from +0.0, each tap's

@@ -47,7 +47,6 @@ constexpr int64_t kMaxPanelWidth = kMaxVectors * kMaxLanes;
 
 int64_t lanes() { return static_cast<int64_t>(hn::Lanes(DF())); }
 
-
 // ---- the left operand ----
 
 // Whether row i's reduction steps are one float apart, so that a tile can
@@ -99,9 +98,6 @@ void copy_lhs_tile(const GemmLhs& a, int64_t i0, int64_t rows, int64_t k0, int64
     for (int64_t r = 0; r < rows; ++r) tile[r * depth + k] = column[r * a.row_stride];
   }
 }
-
-// ---- the right operand: a panel of `depth` rows of `width` floats,
-// columns past `cols` zero ----
 
 // ---- transposing blocks of 8 x 8 (or 4 x 4) floats in registers ----
 
@@ -179,6 +175,9 @@ TransposedPart pack_transposed_blocks(const float* src, int64_t col_stride, int6
 }
 #endif  // HWY_TARGET == HWY_SCALAR
 
+// ---- the right operand: a panel of `depth` rows of `width` floats,
+// columns past `cols` zero ----
+
 void pack_matrix_panel(const GemmMatrix& b, int64_t k0, int64_t depth, int64_t j0, int64_t cols, int64_t width,
                        float* panel) {
   const DF d;
@@ -231,7 +230,9 @@ PatchRows patch_rows(const GemmPatches& p, const PatchRun& run, int64_t kh) {
 PatchColumns patch_columns(const GemmPatches& p, const PatchRun& run, int64_t kw) {
   const int64_t iw = run.ow * p.stride_w - p.padding_w + kw * p.dilation_w;  // of the run's first column
   const int64_t first = std::min(run.count, iw >= 0 ? 0 : ceil_div(-iw, p.stride_w));
-  const int64_t end = std::max(first, std::min(run.count, iw >= p.in_w ? 0 : floor_div(p.in_w - 1 - iw, p.stride_w) + 1));
+  // Columns left of the input's right edge.
+  const int64_t inside = iw >= p.in_w ? 0 : floor_div(p.in_w - 1 - iw, p.stride_w) + 1;
+  const int64_t end = std::max(first, std::min(run.count, inside));
   return PatchColumns{first, end, first < end ? (iw + first * p.stride_w) * p.col_stride : 0};
 }
 
