@@ -4,12 +4,13 @@
 beside PyTorch's own float conv2d / linear and a plain float matmul, all
 measured in this one run, in GFLOP/s (2 * multiply-adds per second).
 
-Every figure is the best of --repetitions runs (the machine may be shared;
-the best run is the one least disturbed), for both sides alike.
+Every figure is the best of --repetitions runs in each of --rounds rounds,
+which alternate between the two sides (the machine may be shared; the best
+run is the one least disturbed), for both sides alike.
 
 Usage (Debian's interpreter, which has torch):
   /usr/bin/python3 bench/conv_torch.py BUILD/bench/conv_bench [--targets AVX2,AVX3]
-      [--repetitions 5] [--min-time 0.2] [--onednn-isa AVX2]
+      [--repetitions 5] [--rounds 1] [--min-time 0.2] [--onednn-isa AVX2]
 
 --onednn-isa limits PyTorch's convolution library (oneDNN) to an instruction
 set (ONEDNN_MAX_CPU_ISA: AVX2, AVX512_CORE, ...), e.g. to compare both sides
@@ -28,6 +29,7 @@ def parse_args():
     parser.add_argument("conv_bench", help="the conv_bench executable (BUILD/bench/conv_bench)")
     parser.add_argument("--targets", default="AVX2,AVX3", help="Highway targets to report (comma-separated)")
     parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=1, help="alternating rounds of both sides")
     parser.add_argument("--min-time", type=float, default=0.2, help="seconds per repetition of each benchmark")
     parser.add_argument("--onednn-isa", help="ONEDNN_MAX_CPU_ISA for PyTorch's convolution")
     parser.add_argument("--filter", default="", help="only layers whose name contains this")
@@ -114,11 +116,15 @@ def main():
     targets = [t for t in args.targets.split(",") if t]
     shapes = json.loads(subprocess.run([args.conv_bench, "--shapes"], check=True, capture_output=True,
                                        text=True).stdout)
-    ours = et_ops_figures(args, targets)
-    theirs = torch_figures(torch, shapes, args)
+    ours, theirs = {}, {}
+    for _ in range(args.rounds):
+        for key, value in et_ops_figures(args, targets).items():
+            ours[key] = max(ours.get(key, 0.0), value)
+        for key, value in torch_figures(torch, shapes, args).items():
+            theirs[key] = max(theirs.get(key, 0.0), value)
     capability = next((line.split(":")[-1].strip() for line in torch.__config__.show().splitlines()
                        if "CPU capability usage" in line), "unknown")
-    print(f"GFLOP/s, batch 1, one thread, best of {args.repetitions}; PyTorch {torch.__version__} "
+    print(f"GFLOP/s, batch 1, one thread, best of {args.rounds} x {args.repetitions}; PyTorch {torch.__version__} "
           f"(ATen {capability}, oneDNN limit {os.environ.get('ONEDNN_MAX_CPU_ISA', 'none')})")
     head = ["layer", "MFLOP"] + [f"et_ops {t}" for t in targets] + ["plain matmul", "PyTorch"] + \
         [f"{t} / PyTorch" for t in targets]
