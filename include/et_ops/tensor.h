@@ -53,6 +53,21 @@ class TensorRef {
   const et_ops_tensor* t_;
 };
 
+// A non-owning view of a `Tensor[]` argument: the tensors of one operator
+// call, in order. Its elements outlive the call it is passed to.
+class TensorList {
+ public:
+  TensorList() = default;
+  explicit TensorList(et_ops_tensor_list raw) : raw_(raw) {}
+  int64_t size() const { return raw_.size; }
+  bool empty() const { return raw_.size == 0; }
+  TensorRef operator[](int64_t i) const { return TensorRef(*raw_.data[i]); }
+  const et_ops_tensor_list& raw() const { return raw_; }
+
+ private:
+  et_ops_tensor_list raw_{nullptr, 0};
+};
+
 namespace detail {
 // Element strides for `sizes` laid out in `dim_order` (outermost first).
 inline std::vector<int64_t> strides_for(const std::vector<int64_t>& sizes,

@@ -56,6 +56,13 @@ inline et_ops_value tensor_value(et_ops_tensor* t) {
   return v;
 }
 inline et_ops_value tensor_value(Tensor& t) { return tensor_value(t.raw()); }
+inline et_ops_value tensor_list_value(et_ops_tensor* const* data, int64_t size) {
+  et_ops_value v{};
+  v.tag = ET_OPS_VALUE_TENSOR_LIST;
+  v.u.tensor_list.data = data;
+  v.u.tensor_list.size = size;
+  return v;
+}
 
 inline const char* value_tag_name(int32_t tag) {
   switch (tag) {
@@ -66,6 +73,7 @@ inline const char* value_tag_name(int32_t tag) {
     case ET_OPS_VALUE_SCALAR_TYPE: return "scalar_type";
     case ET_OPS_VALUE_INT_LIST: return "int_list";
     case ET_OPS_VALUE_TENSOR: return "tensor";
+    case ET_OPS_VALUE_TENSOR_LIST: return "tensor_list";
     default: return "invalid";
   }
 }

@@ -122,6 +122,14 @@ class ProgramBuilder:
     def int_list(self, values):
         return self._interned_value({"type": "int_list", "value": [int(v) for v in values]})
 
+    def tensor_list(self, tensors):
+        """A `Tensor[]` argument: the value indices of its tensors, in order."""
+        tensors = [int(t) for t in tensors]
+        for t in tensors:
+            if not 0 <= t < len(self._values) or self._values[t]["type"] != "tensor":
+                raise ValueError(f"tensor_list element {t} is not a tensor value")
+        return self._interned_value({"type": "tensor_list", "value": tensors})
+
     def none(self):
         return self._interned_value({"type": "none"})
 

@@ -58,9 +58,29 @@ void check_inputs(const ProgramModel& model) {
 }
 
 void check_outputs(const ProgramModel& model) {
-  for (std::size_t i = 0; i < model.outputs.size(); ++i)
-    if (model.values[model.outputs[i]].kind == ValueKind::None)
+  for (std::size_t i = 0; i < model.outputs.size(); ++i) {
+    const ValueKind kind = model.values[model.outputs[i]].kind;
+    if (kind == ValueKind::None)
       throw FormatError(fmt::format("outputs[{}] names value {}, which is none", i, model.outputs[i]));
+    if (kind == ValueKind::TensorList)
+      throw FormatError(fmt::format("outputs[{}] names value {}, a tensor_list; name its tensors instead", i,
+                                    model.outputs[i]));
+  }
+}
+
+// A tensor_list holds tensors: every element is the index of a tensor value.
+void check_tensor_lists(const ProgramModel& model) {
+  for (std::size_t v = 0; v < model.values.size(); ++v) {
+    const std::vector<uint32_t>& elements = model.values[v].elements;
+    for (std::size_t e = 0; e < elements.size(); ++e) {
+      const std::string path = fmt::format("values[{}].value[{}]", v, e);
+      if (elements[e] >= model.values.size())
+        throw FormatError(fmt::format("{} is {}, out of range: the program has {} values", path, elements[e],
+                                      model.values.size()));
+      if (model.values[elements[e]].kind != ValueKind::Tensor)
+        throw FormatError(fmt::format("{} names value {}, which is not a tensor", path, elements[e]));
+    }
+  }
 }
 
 InstructionModel parse_instruction(const Json& item, std::size_t value_count, const std::string& path) {
@@ -102,6 +122,7 @@ ProgramModel parse_header(std::string_view header_json, std::size_t data_segment
   ProgramModel model;
   parse_descriptive_fields(header, model);
   model.values = parse_values(header, data_segment_size, limits);
+  check_tensor_lists(model);
   model.inputs = parse_index_list(require_key(header, "inputs", ""), model.values.size(), "inputs");
   model.outputs = parse_index_list(require_key(header, "outputs", ""), model.values.size(), "outputs");
   check_inputs(model);

@@ -1,5 +1,7 @@
 // Values of an .etp header: tensors (shape, layout, constant data range)
-// and the non-tensor kinds (int, double, bool, scalar_type, int_list, none).
+// and the non-tensor kinds (int, double, bool, scalar_type, int_list,
+// tensor_list, none). A tensor_list's elements are checked against the other
+// values once all are read (etp_header.cpp).
 #include "runtime/etp_values.h"
 
 #include <fmt/format.h>
@@ -13,7 +15,7 @@
 namespace et_ops::runtime {
 namespace {
 
-constexpr const char* kValueTypes = "tensor, int, double, bool, scalar_type, int_list, none";
+constexpr const char* kValueTypes = "tensor, int, double, bool, scalar_type, int_list, tensor_list, none";
 
 std::string dtype_names() {
   std::string names;
@@ -108,6 +110,19 @@ std::vector<int64_t> parse_int_list(const Json& value, const std::string& path) 
   return list;
 }
 
+std::vector<uint32_t> parse_element_list(const Json& value, const std::string& path) {
+  const Json::array_t& items = require_array(value, path);
+  std::vector<uint32_t> elements;
+  elements.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const uint64_t index = require_non_negative(items[i], item_path(path, i));
+    if (index > std::numeric_limits<uint32_t>::max())
+      throw FormatError(fmt::format("{} is {}, not a value index", item_path(path, i), index));
+    elements.push_back(static_cast<uint32_t>(index));
+  }
+  return elements;
+}
+
 void parse_payload(ValueModel& model, const Json& value, const std::string& path) {
   const std::string value_path = field_path(path, "value");
   const Json& payload = require_key(value, "value", path);
@@ -117,6 +132,7 @@ void parse_payload(ValueModel& model, const Json& value, const std::string& path
     case ValueKind::Bool: model.integer = require_bool(payload, value_path) ? 1 : 0; break;
     case ValueKind::ScalarType: model.integer = static_cast<int64_t>(parse_dtype_field(payload, value_path)); break;
     case ValueKind::IntList: model.list = parse_int_list(payload, value_path); break;
+    case ValueKind::TensorList: model.elements = parse_element_list(payload, value_path); break;
     case ValueKind::Tensor:
     case ValueKind::None: break;
   }
@@ -131,6 +147,7 @@ ValueKind parse_kind(const Json& value, const std::string& path) {
   if (type == "bool") return ValueKind::Bool;
   if (type == "scalar_type") return ValueKind::ScalarType;
   if (type == "int_list") return ValueKind::IntList;
+  if (type == "tensor_list") return ValueKind::TensorList;
   if (type == "none") return ValueKind::None;
   throw FormatError(fmt::format("{} is '{}', not a known value type ({})", type_path, type, kValueTypes));
 }

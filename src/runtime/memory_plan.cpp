@@ -1,5 +1,5 @@
 // Lifetime-based memory planning. A tensor lives from the first instruction
-// that names it to the last; inputs, outputs and tensors no instruction
+// that names it (directly, or as an element of a tensor_list) to the last; inputs, outputs and tensors no instruction
 // names live through the whole run (inputs must survive repeated runs, and
 // outputs are read after it). Walking the instructions in order, tensors are
 // placed best-fit into freed blocks when they start and released after their
@@ -106,11 +106,15 @@ uint64_t aligned_bytes(const TensorSpec& spec, uint64_t max_bytes, uint32_t valu
 std::vector<Lifetime> lifetimes(const ProgramModel& model, uint64_t max_bytes) {
   std::vector<Lifetime> all(model.values.size());
   std::vector<bool> seen(model.values.size(), false);
+  const auto use = [&](uint32_t v, std::size_t i) {
+    if (!seen[v]) all[v].first = i;
+    all[v].last = i;
+    seen[v] = true;
+  };
   for (std::size_t i = 0; i < model.instructions.size(); ++i)
     for (uint32_t v : model.instructions[i].args) {
-      if (!seen[v]) all[v].first = i;
-      all[v].last = i;
-      seen[v] = true;
+      use(v, i);
+      for (uint32_t element : model.values[v].elements) use(element, i);
     }
   for (uint32_t v : model.inputs) all[v].first = 0;
   for (uint32_t v : model.inputs) all[v].last = kNever;

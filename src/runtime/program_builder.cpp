@@ -42,6 +42,8 @@ et_ops_value template_of(const ValueModel& value) {
     case ValueKind::ScalarType: return scalar_type_value(static_cast<DType>(value.integer));
     case ValueKind::IntList:
       return int_list_value(value.list.data(), static_cast<int64_t>(value.list.size()));
+    case ValueKind::TensorList:  // each run state points it at its own tensors
+      return tensor_list_value(nullptr, static_cast<int64_t>(value.elements.size()));
     case ValueKind::None: break;
   }
   return none_value();

@@ -11,7 +11,7 @@
 
 namespace et_ops::runtime {
 
-enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, None };
+enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, TensorList, None };
 
 struct TensorModel {
   TensorSpec spec;
@@ -26,6 +26,7 @@ struct ValueModel {
   int64_t integer = 0;      // Int; Bool (0 or 1); ScalarType (et_ops_dtype number)
   double real = 0.0;        // Double
   std::vector<int64_t> list;  // IntList
+  std::vector<uint32_t> elements;  // TensorList: the value indices of its tensors
 };
 
 struct InstructionModel {

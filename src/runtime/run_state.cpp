@@ -32,8 +32,20 @@ void RunState::Impl::place_tensors() {
 
 void RunState::Impl::link_values() {
   values = program->value_templates;
-  for (std::size_t v = 0; v < values.size(); ++v)
-    if (program->slot_of_value[v] >= 0) values[v].u.tensor = &tensors[static_cast<std::size_t>(program->slot_of_value[v])];
+  const auto& model = program->model;
+  std::size_t element_count = 0;
+  for (const auto& value : model.values) element_count += value.elements.size();
+  list_elements.reserve(element_count);  // never reallocated: lists point into it
+  for (std::size_t v = 0; v < values.size(); ++v) {
+    if (program->slot_of_value[v] >= 0) values[v].u.tensor = tensor_of(static_cast<uint32_t>(v));
+    if (model.values[v].kind != runtime::ValueKind::TensorList) continue;
+    values[v].u.tensor_list.data = list_elements.data() + list_elements.size();
+    for (uint32_t element : model.values[v].elements) list_elements.push_back(tensor_of(element));
+  }
+}
+
+et_ops_tensor* RunState::Impl::tensor_of(uint32_t value) {
+  return &tensors[static_cast<std::size_t>(program->slot_of_value[value])];
 }
 
 void RunState::Impl::link_calls() {

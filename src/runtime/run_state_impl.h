@@ -33,6 +33,7 @@ struct __attribute__((visibility("hidden"))) RunState::Impl {
   std::unique_ptr<uint8_t, FreeDeleter> arena;
   std::vector<et_ops_tensor> tensors;  // one per tensor slot of the program
   std::vector<et_ops_value> values;
+  std::vector<et_ops_tensor*> list_elements;  // the elements of every tensor_list value, one after another
   std::vector<et_ops_value*> arg_pointers;
   std::vector<Call> calls;
   std::vector<et_ops_tensor*> inputs;
@@ -42,6 +43,7 @@ struct __attribute__((visibility("hidden"))) RunState::Impl {
  private:
   void place_tensors();
   void link_values();
+  et_ops_tensor* tensor_of(uint32_t value);
   void link_calls();
   void link_inputs_outputs();
   RunResult failure(std::size_t instruction);

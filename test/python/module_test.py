@@ -106,6 +106,16 @@ class EtpFormatTest(unittest.TestCase):
         self.assertNotEqual(b.integer(1), b.boolean(True))
         self.assertEqual(b.none(), b.none())
 
+    def test_tensor_list_names_tensor_values(self):
+        b = ProgramBuilder("lists")
+        x, y, n = b.tensor("float32", [2]), b.constant(np.zeros(2, np.float32)), b.integer(3)
+        listed = b.tensor_list([x, y])
+        self.assertEqual(b.value(listed), {"type": "tensor_list", "value": [x, y]})
+        self.assertEqual(b.tensor_list([x, y]), listed)
+        for bad in ([x, n], [x, 99]):
+            with self.assertRaises(ValueError):
+                b.tensor_list(bad)
+
     def test_constant_in_another_dim_order_reads_back_logically(self):
         b = ProgramBuilder("dim_order")
         index = b.constant(np.arange(6, dtype=np.int32).reshape(2, 3))

@@ -73,6 +73,7 @@ class EtpWriter {
   uint32_t scalar_type(DType t) { return add({{"type", "scalar_type"}, {"value", dtype_name(t)}}); }
   uint32_t int_list(std::vector<int64_t> v) { return add({{"type", "int_list"}, {"value", v}}); }
   uint32_t none() { return add({{"type", "none"}}); }
+  uint32_t tensor_list(std::vector<uint32_t> elements) { return add({{"type", "tensor_list"}, {"value", elements}}); }
 
   void inputs(std::vector<uint32_t> values) { header_["inputs"] = values; }
   void outputs(std::vector<uint32_t> values) { header_["outputs"] = values; }

@@ -1,6 +1,7 @@
 // Loading programs: a round trip with constants and intermediates, the
 // input/output specs, and every load error naming the file and the problem.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -111,6 +112,74 @@ TEST_CASE("non-tensor values reach kernels with their tags and payloads") {
                                                                  ET_OPS_VALUE_BOOL, 1, ET_OPS_VALUE_SCALAR_TYPE,
                                                                  ET_OPS_DTYPE_INT8, ET_OPS_VALUE_INT_LIST, 3006,
                                                                  ET_OPS_VALUE_NONE, -1, ET_OPS_VALUE_TENSOR, 4});
+}
+
+TEST_CASE("a tensor_list reaches the kernel as the tensors it names, in every run state") {
+  // out = x + c + y, with y = copy(x): an input, a constant and an intermediate.
+  EtpWriter w("lists");
+  const std::vector<float> c_values = {10, 20, 30};
+  const uint32_t x = w.tensor(DType::Float32, {3});
+  const uint32_t c = w.constant(DType::Float32, {3}, c_values);
+  const uint32_t y = w.tensor(DType::Float32, {3});
+  const uint32_t out = w.tensor(DType::Float32, {3});
+  const uint32_t list = w.tensor_list({x, c, y});
+  const uint32_t described = w.tensor(DType::Int64, {2});
+  w.inputs({x});
+  w.outputs({out, described});
+  w.instruction("et_test_rt::copy.out", {x, y});
+  w.instruction("et_test_rt::sum_list.out", {list, out});
+  w.instruction("et_test_rt::describe.out", {list, described});
+  TempDir dir;
+  const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
+  INFO(loaded.error);
+  REQUIRE(loaded.ok());
+  for (float scale : {1.0f, -2.0f}) {
+    auto state = loaded.program->make_state();
+    const float input[] = {1 * scale, 2 * scale, 3 * scale};
+    REQUIRE(state->set_input(0, input, sizeof input));
+    REQUIRE(loaded.program->run(*state).ok);
+    const float* o = state->output(0).data_as<float>();
+    CHECK(std::vector<float>(o, o + 3) == std::vector<float>{10 + 2 * scale, 20 + 4 * scale, 30 + 6 * scale});
+    const int64_t* d = state->output(1).data_as<int64_t>();
+    CHECK(std::vector<int64_t>(d, d + 2) == std::vector<int64_t>{ET_OPS_VALUE_TENSOR_LIST, 3009});
+  }
+}
+
+TEST_CASE("a tensor used last through a tensor_list keeps its memory until then") {
+  // y and z are both copies of x; y's last use is the list of the third
+  // instruction, so z must not take y's bytes.
+  EtpWriter w("list lifetimes");
+  const uint32_t x = w.tensor(DType::Float32, {256});
+  const uint32_t y = w.tensor(DType::Float32, {256});
+  const uint32_t x2 = w.tensor(DType::Float32, {256});
+  const uint32_t z = w.tensor(DType::Float32, {256});
+  const uint32_t out = w.tensor(DType::Float32, {256});
+  w.inputs({x});
+  w.outputs({out});
+  w.instruction("et_test_rt::copy.out", {x, y});
+  w.instruction("et_test_rt::scale.out", {x, w.double_value(2.0), x2});
+  w.instruction("et_test_rt::copy.out", {x2, z});
+  w.instruction("et_test_rt::sum_list.out", {w.tensor_list({y, z}), out});
+  TempDir dir;
+  const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
+  INFO(loaded.error);
+  REQUIRE(loaded.ok());
+  auto state = loaded.program->make_state();
+  std::vector<float> input(256, 1.0f);
+  REQUIRE(state->set_input(0, input.data(), input.size() * sizeof(float)));
+  REQUIRE(loaded.program->run(*state).ok);
+  const float* o = state->output(0).data_as<float>();
+  CHECK(std::count(o, o + 256, 3.0f) == 256);
+}
+
+TEST_CASE("a constant in a written tensor_list is a load error") {
+  EtpWriter w("written list");
+  const std::vector<float> c_values = {1};
+  const uint32_t c = w.constant(DType::Float32, {1}, c_values);
+  const uint32_t t = w.tensor(DType::Float32, {1});
+  w.outputs({t});
+  w.instruction("et_test_rt::fill_list.out", {w.tensor_list({t, c})});
+  require_load_error(w.bytes(), "a constant, where et_test_rt::fill_list.out writes its argument 0");
 }
 
 TEST_CASE("non-tensor outputs are tensors over their payload") {
@@ -327,6 +396,11 @@ TEST_CASE("indices and references") {
       {"input naming a double", [](EtpWriter& w) { w.header()["inputs"] = {3}; }, "inputs[0] names value 3, which is not a tensor"},
       {"input named twice", [](EtpWriter& w) { w.header()["inputs"] = {0, 0}; }, "inputs[1] names value 0 a second time"},
       {"output naming none", [](EtpWriter& w) { w.header()["values"][3] = {{"type", "none"}}; w.header()["outputs"] = {3}; }, "outputs[0] names value 3, which is none"},
+      {"tensor_list element out of range", [](EtpWriter& w) { w.tensor_list({0, 9}); }, "values[5].value[1] is 9, out of range: the program has 6 values"},
+      {"tensor_list element not a tensor", [](EtpWriter& w) { w.tensor_list({0, 3}); }, "values[5].value[1] names value 3, which is not a tensor"},
+      {"tensor_list element negative", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "tensor_list"}, {"value", {-1}}}); }, "values[5].value[0]"},
+      {"tensor_list without a list", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "tensor_list"}, {"value", 2}}); }, "values[5].value"},
+      {"output naming a tensor_list", [](EtpWriter& w) { w.header()["outputs"] = {w.tensor_list({0})}; }, "outputs[0] names value 5, a tensor_list"},
   };
   for (const auto& c : cases) DYNAMIC_SECTION(c.what) { require_header_error(c.breakage, c.fragment); }
 }

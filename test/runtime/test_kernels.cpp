@@ -82,6 +82,11 @@ int64_t payload(const et_ops_value& v) {
       return v.u.int_list.size * 1000 + sum;
     }
     case ET_OPS_VALUE_TENSOR: return v.u.tensor->numel;
+    case ET_OPS_VALUE_TENSOR_LIST: {
+      int64_t numel = 0;
+      for (int64_t i = 0; i < v.u.tensor_list.size; ++i) numel += v.u.tensor_list.data[i]->numel;
+      return v.u.tensor_list.size * 1000 + numel;
+    }
     default: return -1;
   }
 }
@@ -96,6 +101,27 @@ void describe(et_ops_kernel_context* c, et_ops_value* const* args, std::size_t c
     o[2 * i] = args[i]->tag;
     o[2 * i + 1] = payload(*args[i]);
   }
+}
+
+// out = the elementwise sum of the float32 tensors of a tensor list.
+void sum_list(et_ops_kernel_context* c, et_ops_value* const* args, std::size_t count) {
+  if (!expect_args(c, args, count, 2) || args[0]->tag != ET_OPS_VALUE_TENSOR_LIST) return KernelContext::from(c).fail("a tensor list expected");
+  const int64_t n = args[1]->u.tensor->numel;
+  if (!float_tensors(c, {args[1]}, n)) return;
+  auto* out = static_cast<float*>(args[1]->u.tensor->data);
+  for (int64_t i = 0; i < n; ++i) out[i] = 0.0f;
+  const et_ops_tensor_list& list = args[0]->u.tensor_list;
+  for (int64_t e = 0; e < list.size; ++e) {
+    const et_ops_tensor* t = list.data[e];
+    if (t->dtype != ET_OPS_DTYPE_FLOAT32 || t->numel != n) return KernelContext::from(c).fail("list elements must match out");
+    for (int64_t i = 0; i < n; ++i) out[i] += static_cast<const float*>(t->data)[i];
+  }
+}
+
+// Writes 1.0 into the first element of every tensor of its list.
+void fill_list(et_ops_kernel_context*, et_ops_value* const* args, std::size_t) {
+  const et_ops_tensor_list& list = args[0]->u.tensor_list;
+  for (int64_t e = 0; e < list.size; ++e) *static_cast<float*>(list.data[e]->data) = 1.0f;
 }
 
 void poke(et_ops_kernel_context*, et_ops_value* const* args, std::size_t) {
@@ -118,6 +144,8 @@ const et_ops_kernel_record kRecords[] = {
     {"et_test_rt::fail.out", "", &fail, "et_test_rt::fail.out(Tensor a, *, Tensor(a!) out) -> Tensor(a!)", kFingerprint},
     {"et_test_rt::describe.out", "", &describe, "et_test_rt::describe.out(..., *, Tensor(a!) out) -> Tensor(a!)", kFingerprint},
     {"et_test_rt::poke.out", "", &poke, "et_test_rt::poke.out(Tensor a) -> ()", kFingerprint},
+    {"et_test_rt::sum_list.out", "", &sum_list, "et_test_rt::sum_list.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)", kFingerprint},
+    {"et_test_rt::fill_list.out", "", &fill_list, "et_test_rt::fill_list.out(*, Tensor(a!)[] out) -> ()", kFingerprint},
     {"et_test_rt::which.out", "", &which_fallback, "et_test_rt::which.out(Tensor a, *, Tensor(a!) out) -> Tensor(a!)", kFingerprint},
     {"et_test_rt::which.out", "v1/4;|9;", &which_int8, "et_test_rt::which.out(Tensor a, *, Tensor(a!) out) -> Tensor(a!)", kFingerprint},
 };

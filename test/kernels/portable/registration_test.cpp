@@ -1,5 +1,6 @@
-// register_kernels(): registers every record of the manifest once, with this library as
-// origin; a second call changes nothing; lookups then find the kernels.
+// register_kernels(): registers every record of the manifest once, with
+// this library as origin; a second call changes nothing; lookups then find
+// the kernels.
 #include <catch2/catch.hpp>
 
 #include <cstring>
