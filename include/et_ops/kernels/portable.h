@@ -90,6 +90,10 @@ ET_OPS_KERNELS_API bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat
 // out = beta * self + alpha * (mat1 @ mat2); self broadcasts to [n, m]; beta == 0 ignores self.
 ET_OPS_KERNELS_API bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat2, Scalar beta,
                                   Scalar alpha, TensorRef out);
+// out[..., j] = input[..., :] . weight[j, :] + bias[j]: input [*, in_features], weight [out_features,
+// in_features], optional bias [out_features] (or one value), out [*, out_features].
+ET_OPS_KERNELS_API bool linear_out(KernelContext& ctx, TensorRef input, TensorRef weight,
+                                   std::optional<TensorRef> bias, TensorRef out);
 
 // ---- copies (every dtype) ----
 

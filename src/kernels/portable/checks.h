@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -65,6 +66,18 @@ inline bool check_same_dtype(KernelContext& ctx, const char* op, const char* nam
   if (t.dtype() == like.dtype()) return true;
   return fail(ctx, op, "{} has dtype {}, expected {} (the dtype of {}); dtypes are not promoted", name,
               dtype_name(t.dtype()), dtype_name(like.dtype()), like_name);
+}
+
+// The operands of a layer (convolution, linear): input, weight, an optional
+// bias and out, each a valid float32 tensor.
+inline bool check_layer_tensors(KernelContext& ctx, const char* op, TensorRef input, TensorRef weight,
+                                std::optional<TensorRef> bias, TensorRef out) {
+  return check_tensor(ctx, op, "input", input) && check_tensor(ctx, op, "weight", weight) &&
+         (!bias || check_tensor(ctx, op, "bias", *bias)) && check_tensor(ctx, op, "out", out) &&
+         check_dtype(ctx, op, "input", input, DType::Float32) &&
+         check_dtype(ctx, op, "weight", weight, DType::Float32) &&
+         (!bias || check_dtype(ctx, op, "bias", *bias, DType::Float32)) &&
+         check_dtype(ctx, op, "out", out, DType::Float32);
 }
 
 inline bool check_rank(KernelContext& ctx, const char* op, const char* name, TensorRef t, int64_t rank) {
@@ -277,8 +290,13 @@ struct Pair {
   int64_t w = 0;
 };
 
-// Division rounding toward negative infinity, for a positive divisor.
-inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+// Division rounding toward positive infinity, for a >= 0 and b > 0,
+// without overflow.
+inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+// Division rounding toward negative infinity, for a positive divisor,
+// without overflow.
+inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, b); }
 
 // Normalises a possibly negative dimension index against `rank` (a 0-dim
 // tensor accepts -1 and 0, as aten's maybe_wrap_dim).

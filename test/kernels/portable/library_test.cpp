@@ -151,6 +151,19 @@ TEST_CASE("abi: mul, mm, addmm and relu", "[portable][abi]") {
   CHECK(out.values == std::vector<float>{0, 2, 0, 4});
 }
 
+TEST_CASE("abi: linear with a bias and with none", "[portable][abi]") {
+  Owned<float> x({1, 2}, {1, 2});
+  Owned<float> w({3, 2}, {1, 0, 0, 1, 1, 1});
+  Owned<float> bias({3}, {10, 20, 30});
+  Owned<float> out({1, 3}, {0, 0, 0});
+  std::vector<et_ops_value> args = {tensor_arg(x), tensor_arg(w), tensor_arg(bias), tensor_arg(out)};
+  REQUIRE(call_kernel(kernel("aten::linear.out"), args).ok());
+  CHECK(out.values == std::vector<float>{11, 22, 33});
+  args[2] = none_value();
+  REQUIRE(call_kernel(kernel("aten::linear.out"), args).ok());
+  CHECK(out.values == std::vector<float>{1, 2, 3});
+}
+
 TEST_CASE("abi: view_copy and permute_copy take int lists", "[portable][abi]") {
   Owned<int32_t> x({2, 3}, {1, 2, 3, 4, 5, 6});
   Owned<int32_t> flat({6}, Owned<int32_t>::filled({6}, 0));

@@ -43,7 +43,7 @@ TEST_CASE("register_kernels: registers once, then reports unchanged", "[portable
     CHECK(et_ops::lookup(m.records[i].op) == m.records[i].fn);
   }
 
-  int portable_records = 0;
+  std::size_t portable_records = 0;
   for (const et_ops::RecordInfo& r : et_ops::registered_records()) {
     if (r.origin.component != portable::kComponent) continue;
     ++portable_records;

@@ -24,7 +24,7 @@ agree how (docs/kernels-portable.md states the same):
 - within one rounding: float add and sub with alpha other than 1 (PyTorch's
   vector loops fuse self + alpha * other, its scalar loops do not);
 - within RTOL relative to the sum of the magnitudes of the terms of each
-  result: mm, addmm, convolution; relative to the result: softmax.
+  result: mm, addmm, linear, convolution; relative to the result: softmax.
 
 The largest differences measured per operator are printed at the end.
 Needs numpy and torch: run it with Debian's /usr/bin/python3 (the meson
@@ -348,6 +348,43 @@ def matmul_cases(suite, gen):
                          lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
 
 
+def linear_cases(suite, gen):
+    r = suite.request
+    # input shape, out_features, bias shape (None: no bias), input layout
+    configs = [
+        ([1, 512], 1000, [1000], CONTIGUOUS),      # ResNet18's classifier
+        ([1, 1280], 1000, [1000], CONTIGUOUS),     # MobileNetV2's classifier
+        ([7, 33], 17, [17], CONTIGUOUS),
+        ([2, 3, 20], 9, None, CONTIGUOUS),
+        ([2, 3, 20], 9, [1], (1, 0, 2)),
+        ([20], 5, [], CONTIGUOUS),
+        ([64, 300], 70, [70], (1, 0)),
+        ([0, 8], 4, [4], CONTIGUOUS),
+        ([3, 0], 4, [4], CONTIGUOUS),
+    ]
+    for x_shape, out_features, bias_shape, layout in configs:
+        x = random_values(x_shape, torch.float32, gen)
+        w = random_values([out_features, x_shape[-1]], torch.float32, gen)
+        b = random_values(bias_shape, torch.float32, gen) if bias_shape is not None else None
+        ref = torch.nn.functional.linear(x, w, b)
+        bound = torch.nn.functional.linear(x.double().abs(), w.double().abs(),
+                                           b.double().abs() if b is not None else None)
+        spec, out = r.tensor_out(torch.float32, ref.shape)
+        bias_arg = r.tensor_in(b) if b is not None else {"none": None}
+        suite.expect(f"linear x{x_shape} -> {out_features} bias {bias_shape} layout {layout}", "aten::linear.out",
+                     [r.tensor_in(x, layout), r.tensor_in(w), bias_arg, spec],
+                     lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+    # The weight transposed in memory (as an exported permute would leave it).
+    x = random_values([4, 24], torch.float32, gen)
+    w = random_values([10, 24], torch.float32, gen)
+    ref = torch.nn.functional.linear(x, w)
+    bound = torch.nn.functional.linear(x.double().abs(), w.double().abs())
+    spec, out = r.tensor_out(torch.float32, ref.shape)
+    suite.expect("linear with a column-major weight", "aten::linear.out",
+                 [r.tensor_in(x), r.tensor_in(w, (1, 0)), {"none": None}, spec],
+                 lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+
+
 def conv_cases(suite, gen):
     r = suite.request
     F = torch.nn.functional
@@ -361,6 +398,27 @@ def conv_cases(suite, gen):
         ([2, 3, 10, 10], [8, 3, 5, 5], True, [2, 2], [2, 2], [1, 1], 1, CHANNELS_LAST),
         ([1, 4, 6, 5], [4, 2, 2, 3], True, [3, 2], [2, 1], [2, 1], 2, CHANNELS_LAST),
         ([0, 3, 5, 5], [2, 3, 3, 3], True, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),
+        # ResNet18 layer types (reduced sizes): the 7x7 stem, 3x3, 3x3 stride 2,
+        # the 1x1 stride-2 downsample, and the deep 3x3 of 512 channels.
+        ([1, 3, 45, 39], [64, 3, 7, 7], False, [2, 2], [3, 3], [1, 1], 1, CONTIGUOUS),
+        ([1, 64, 14, 14], [64, 64, 3, 3], True, [1, 1], [1, 1], [1, 1], 1, CONTIGUOUS),
+        ([1, 64, 15, 15], [128, 64, 3, 3], False, [2, 2], [1, 1], [1, 1], 1, CONTIGUOUS),
+        ([1, 64, 15, 15], [128, 64, 1, 1], False, [2, 2], [0, 0], [1, 1], 1, CONTIGUOUS),
+        ([1, 512, 7, 7], [512, 512, 3, 3], False, [1, 1], [1, 1], [1, 1], 1, CONTIGUOUS),
+        # MobileNetV2 layer types: 3x3 stride 2 stem, pointwise expand and
+        # project, depthwise 3x3 stride 1 and 2.
+        ([1, 3, 33, 33], [32, 3, 3, 3], False, [2, 2], [1, 1], [1, 1], 1, CONTIGUOUS),
+        ([1, 16, 28, 28], [96, 16, 1, 1], False, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),
+        ([1, 96, 28, 28], [96, 1, 3, 3], False, [2, 2], [1, 1], [1, 1], 96, CONTIGUOUS),
+        ([1, 144, 14, 14], [144, 1, 3, 3], True, [1, 1], [1, 1], [1, 1], 144, CONTIGUOUS),
+        ([1, 960, 7, 7], [960, 1, 3, 3], False, [1, 1], [1, 1], [1, 1], 960, CONTIGUOUS),
+        ([1, 144, 14, 14], [24, 144, 1, 1], True, [1, 1], [0, 0], [1, 1], 1, CONTIGUOUS),
+        # Grouped, dilated, depthwise with a channel multiplier, odd sizes.
+        ([2, 16, 11, 13], [32, 4, 3, 3], True, [1, 1], [1, 1], [1, 1], 4, CONTIGUOUS),
+        ([1, 6, 17, 15], [10, 6, 3, 3], True, [1, 1], [2, 2], [2, 2], 1, CONTIGUOUS),
+        ([1, 5, 16, 17], [5, 1, 3, 3], True, [3, 3], [2, 2], [2, 2], 5, CONTIGUOUS),
+        ([1, 8, 12, 9], [16, 1, 5, 5], True, [1, 1], [2, 2], [1, 1], 8, CHANNELS_LAST),
+        ([3, 5, 1, 19], [13, 5, 1, 3], True, [1, 1], [0, 1], [1, 1], 1, CONTIGUOUS),
     ]
     for x_shape, w_shape, has_bias, stride, padding, dilation, groups, layout in configs:
         x = random_values(x_shape, torch.float32, gen)
@@ -730,7 +788,7 @@ def main():
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
     suite = Suite(sys.argv[1])
-    for cases in (elementwise_cases, arithmetic_cases, activation_cases, copy_cases, more_copy_cases, matmul_cases,
+    for cases in (elementwise_cases, arithmetic_cases, activation_cases, copy_cases, more_copy_cases, matmul_cases, linear_cases,
                   conv_cases, pool_cases, average_pool_cases, mean_cases, softmax_cases):
         cases(suite, gen)
     return suite.run()
