@@ -194,7 +194,8 @@ _VALUE_PRESERVING = {"view", "reshape", "flatten", "permute", "transpose", "cont
                      "getitem", "cat", "concat"}
 
 
-def _target_name(node):
+def _short_target(node):
+    """A call's method or function name: "view", "cat", "getitem"."""
     target = node.target
     return target if isinstance(target, str) else getattr(target, "__name__", "")
 
@@ -210,7 +211,7 @@ def _quantize_source(graph_module, node):
         name = type(module).__name__.lower()
         preserving = name in {"flatten", "maxpool2d", "adaptivemaxpool2d", "dropout", "identity"}
         return _quantize_source(graph_module, node.args[0]) if preserving and node.args else None
-    if node.op in ("call_function", "call_method") and _target_name(node) in _VALUE_PRESERVING and node.args:
+    if node.op in ("call_function", "call_method") and _short_target(node) in _VALUE_PRESERVING and node.args:
         first = node.args[0]
         if isinstance(first, (list, tuple)):  # cat: every part on one grid
             sources = {_quantize_source(graph_module, part) for part in first}
