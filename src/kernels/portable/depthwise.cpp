@@ -17,6 +17,7 @@
 
 #include "checks.h"
 #include "depthwise.h"
+#include "vector_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace et_ops::kernels::portable::detail {
@@ -28,6 +29,7 @@ namespace {
 using DD = hn::ScalableTag<double>;
 using VD = hn::Vec<DD>;
 using DH = hn::Rebind<float, DD>;  // the floats of one vector of doubles
+using simd::HWY_NAMESPACE::DemoteToFloat;
 
 // The padded input band (float64) and the band's outputs (float32) live on
 // the stack (64 KiB and 32 KiB): a 112 x 112 plane takes two bands, a
@@ -189,7 +191,7 @@ void compute_vectors(const double* band, const Taps& taps, const float* bias, in
   }
   if (bias != nullptr)
     for (int g = 0; g < G; ++g) sum[g] = hn::Add(sum[g], hn::Set(d, static_cast<double>(*bias)));
-  for (int g = 0; g < G; ++g) hn::StoreU(hn::DemoteTo(dh, sum[g]), dh, out + q + g * n);
+  for (int g = 0; g < G; ++g) hn::StoreU(DemoteToFloat(dh, sum[g]), dh, out + q + g * n);
 }
 
 template <int G>

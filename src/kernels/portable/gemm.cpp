@@ -22,6 +22,7 @@
 
 #include "checks.h"
 #include "gemm.h"
+#include "vector_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace et_ops::kernels::portable::detail {
@@ -33,6 +34,7 @@ namespace {
 using DD = hn::ScalableTag<double>;
 using VD = hn::Vec<DD>;
 using DH = hn::Rebind<float, DD>;  // the floats of one vector of doubles
+using simd::HWY_NAMESPACE::DemoteToFloat;
 
 // Sums a tile keeps in registers: 12 of AVX2's 16 vector registers, 24 of
 // AVX-512's 32 (the rest hold the panel's vectors and a broadcast).
@@ -47,8 +49,9 @@ constexpr int64_t kMaxLanes = static_cast<int64_t>(hn::MaxLanes(DD()));
 // Panels are at most 32 doubles wide (and at most 8 vectors).
 constexpr int kMaxVectors = static_cast<int>(std::min<int64_t>(8, std::max<int64_t>(1, 32 / kMaxLanes)));
 constexpr int64_t kMaxPanelWidth = kMaxVectors * kMaxLanes;
-// Partial sums between depth blocks: a block of rows times one panel.
-constexpr int64_t kPartialSums = 4096;
+// Partial sums between depth blocks: a block of rows times one panel (512
+// rows of the widest AVX-512 panel, 1024 with AVX2).
+constexpr int64_t kPartialSums = 8192;
 
 int64_t lanes() { return static_cast<int64_t>(hn::Lanes(DD())); }
 
@@ -408,7 +411,7 @@ void multiply_tile(const Tile& t) {
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < V; ++v) sum[r][v] = hn::Add(sum[r][v], hn::Load(d, e.tile_bias + r * width + v * n));
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) hn::StoreU(hn::DemoteTo(dh, sum[r][v]), dh, t.out + r * t.out_stride + v * n);
+    for (int v = 0; v < V; ++v) hn::StoreU(DemoteToFloat(dh, sum[r][v]), dh, t.out + r * t.out_stride + v * n);
 }
 
 // The panel widths a tile may have: 1, 2, 4 or 8 vectors, as long as the
@@ -557,11 +560,13 @@ void multiply_panel(const PanelStep& s, const Scratch& scratch) {
 }
 
 // Rows per block: all of them when the reduction is one depth block (no
-// partial sums to keep), else as many whole tiles as the scratch holds.
+// partial sums to keep), else equal blocks of whole tiles that the scratch
+// holds (each block packs the panels again).
 int64_t row_block(const Gemm& g, int widest) {
   if (g.depth <= kDepthBlock) return g.rows;
-  const int64_t fit = kPartialSums / (widest * lanes()) / kTileRows * kTileRows;
-  return std::min(g.rows, std::max<int64_t>(kTileRows, fit));
+  const int64_t fit = std::max<int64_t>(1, kPartialSums / (widest * lanes()) / kTileRows);  // tiles
+  const int64_t tiles = ceil_div(g.rows, kTileRows);
+  return ceil_div(tiles, ceil_div(tiles, fit)) * kTileRows;
 }
 
 }  // namespace

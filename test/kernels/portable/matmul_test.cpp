@@ -83,6 +83,25 @@ TEST_CASE("mm: sums accumulate in float64, in order of the inner index", "[porta
   CHECK(out.values == std::vector<float>{1.0f, 0.0f});
 }
 
+TEST_CASE("mm: float64 sums pass beyond float32's range, rounded at the end, on every SIMD target",
+          "[portable][mm][simd]") {
+  // 2^127 + 2^127 - 2^127 is 2^127 in float64 (float32 sums would stay at
+  // infinity); 2^127 + 2^127 rounds to +infinity, and its negation to
+  // -infinity, on every target.
+  const float big = 0x1p127f;
+  Owned<float> a({3, 3}, {big, big, -big, big, big, 0, -big, -big, 0});
+  Owned<float> b({3, 5}, Owned<float>::filled({3, 5}, 1));
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> expected;
+  for (float v : {big, inf, -inf}) expected.insert(expected.end(), 5, v);
+  et_ops::test::for_each_simd_target([&] {
+    Owned<float> out({3, 5}, Owned<float>::filled({3, 5}, 0));
+    KernelContext ctx;
+    REQUIRE(portable::mm_out(ctx, a, b, out));
+    CHECK(first_difference(out.values, expected) == -1);
+  });
+}
+
 TEST_CASE("mm: zero sizes", "[portable][mm]") {
   KernelContext ctx;
   SECTION("no rows") {
@@ -253,10 +272,10 @@ struct Product {
 
 // Tails of every kind for vectors of 1 to 8 doubles and tiles of 6 or 12
 // rows, depths over one block (256) and not a multiple of it, and more
-// rows than one block of partial sums holds on any target (2100).
+// rows than one block of partial sums holds on any target (4200).
 const Product kProducts[] = {{1, 1, 1},    {1, 512, 1000}, {3, 300, 70},  {13, 7, 17}, {6, 256, 16},
                              {7, 513, 33}, {64, 64, 64},   {2, 0, 5},     {25, 40, 129}, {12, 3, 48},
-                             {5, 9, 2},    {130, 20, 3},   {2100, 300, 5}};
+                             {5, 9, 2},    {130, 20, 3},   {4200, 300, 5}};
 
 }  // namespace
 
