@@ -1,4 +1,5 @@
-"""The Python pages of the documentation run as written, against this build.
+"""The Python pages of the documentation run as written, against this build,
+and the supported-operations table of docs/exporting.md is the lowering's.
 
 scripts/check_docs.py follows each page as a reader would (its `run`
 command: every run block in order, in one shell per page, from a fresh
@@ -21,7 +22,7 @@ import unittest
 
 import harness
 
-PAGES = ["docs/python.md"]
+PAGES = ["docs/python.md", "docs/exporting.md"]
 
 
 class PythonDocTest(unittest.TestCase):
@@ -35,6 +36,14 @@ class PythonDocTest(unittest.TestCase):
                     capture_output=True, text=True, timeout=700)
                 print(result.stdout, end="")
                 self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_exporting_md_shows_the_lowerings_table(self):
+        from et_ops.lowering import markdown_table
+        with open(harness.source_path("docs", "exporting.md"), encoding="utf-8") as f:
+            page = f.read()
+        begin, end = "<!-- supported-operations:begin -->\n", "<!-- supported-operations:end -->"
+        shown = page[page.index(begin) + len(begin):page.index(end)]
+        self.assertEqual(shown, markdown_table(), "docs/exporting.md's table is stale (see 'Adding a lowering')")
 
 
 
