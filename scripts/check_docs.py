@@ -207,10 +207,14 @@ def snapshot(source, destination):
 
 
 def build_environment(build):
-    """Exports that stand in for an installed et_ops: the build tree's tool and Python package."""
+    """Exports that stand in for an installed et_ops: the build tree's tool, Python package and
+    uninstalled pkg-config files (whose libdir is not where the build keeps the libraries, hence
+    LD_LIBRARY_PATH)."""
+    libraries = ":".join(shlex.quote(str(build / d)) for d in ("src", "src/kernels"))
     return (f"export PATH={shlex.quote(str(build / 'tools'))}:\"$PATH\"\n"
             f"export PYTHONPATH={shlex.quote(str(build / 'src' / 'python'))}\n"
-            f"export PKG_CONFIG_PATH={shlex.quote(str(build / 'meson-uninstalled'))}\n")
+            f"export PKG_CONFIG_PATH={shlex.quote(str(build / 'meson-uninstalled'))}\n"
+            f"export LD_LIBRARY_PATH={libraries}\n")
 
 
 def page_script(page, label, options, block_dir):
