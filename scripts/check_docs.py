@@ -257,8 +257,9 @@ def run_page(page, label, options, work):
     for d in (home, tmp, block_dir):
         d.mkdir(parents=True, exist_ok=True)
     script, ran = page_script(page, label, options, block_dir)
-    directory = home / page.stem  # the reader's own directory for this page
-    directory.mkdir(exist_ok=True)
+    directory = home / page.stem  # the reader's own directory for this page, fresh each time
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir()
     script_path = block_dir / f"{page.stem}.sh"
     script_path.write_text(script, encoding="utf-8")
     log_path = work / "logs" / f"{page.stem}.log"
