@@ -26,20 +26,21 @@ page of FOLLOWED (the pages CI must follow) has run blocks.
 
 `run --source DIR [PAGE...]` follows pages as a reader would (by default
 every page with run blocks: README.md, docs/quickstart.md, then the others
-in name order): each page's run
-blocks, in order, in one bash session per page (set -e -o pipefail; exports
-and `cd` carry from one block to the next; a python block runs with
---python in that shell's directory and environment), starting in a fresh
-directory $HOME/<page> outside the repository, with a clean environment:
-a scratch HOME shared by the pages of one run (so a later page finds what
-an earlier one installed under $HOME), the system PATH, and ET_OPS_SOURCE,
-the et_ops checkout the pages build from. --snapshot copies the source's
-working tree into a fresh git repository first, so pages that build in the
-checkout (or `meson dist` it) leave the real one alone. With --build BUILD
-the environment blocks are replaced by the build tree's environment (its
-et-ops on PATH, its Python package on PYTHONPATH), so pages that need only
-those run against a build without installing it. A page fails at its first
-failing command; the runner prints the log from the failing block.
+in name order): each page's run blocks, in order, in one bash session per
+page (set -e -o pipefail; exports and `cd` carry from one block to the
+next; a python block runs with --python in that shell's directory and
+environment), starting in a fresh directory $HOME/<page> outside the
+repository, with a clean environment: a scratch HOME shared by the pages of
+one run (so a later page finds what an earlier one installed under $HOME),
+the system PATH, and ET_OPS_SOURCE, the et_ops checkout the pages build
+from. --snapshot copies the source's working tree into a git repository in
+the scratch directory first, so pages that build in the checkout (or
+`meson dist` it) leave the real one alone. With --build BUILD the
+environment blocks are replaced by the build tree's environment (its
+et-ops on PATH, its Python package on PYTHONPATH, its uninstalled
+pkg-config files), so pages that need only those run against a build
+without installing it. A page fails at its first failing command; the
+runner prints the log from the failing block.
 """
 import argparse
 import os
@@ -81,7 +82,7 @@ def blocks(markdown):
 
 # The pages CI must follow: each must keep at least one run block.
 FOLLOWED = ["README.md", "docs/quickstart.md", "docs/consuming.md", "docs/python.md", "docs/embedding-python.md",
-            "docs/missing-operators.md", "docs/program-format.md", "docs/writing-kernels.md"]
+            "docs/missing-operators.md", "docs/program-format.md", "docs/writing-kernels.md", "docs/exporting.md"]
 # The page whose environment block every other page repeats.
 ENVIRONMENT_PAGE = "docs/quickstart.md"
 
