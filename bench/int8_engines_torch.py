@@ -132,8 +132,16 @@ def exact_output(case):
     return np.clip(out, 0, 255).astype(np.uint8)
 
 
+def seven_bit(case, directory):
+    """The same case with activations in [0, 127], as PyTorch's reduce_range=True observers give."""
+    import numpy as np
+    path = os.path.join(directory, "input7_" + os.path.basename(case["input"]))
+    np.save(path, np.load(case["input"]) >> 1)
+    return dict(case, input=path, input_zero_point=case["input_zero_point"] >> 1)
+
+
 def compare(case, outputs):
-    """{engine: [differing elements, largest |difference|]} against each reference."""
+    """{engine|reference: [differing elements, largest |difference|, elements]}."""
     import numpy as np
     references = {"exact": exact_output(case)}
     for engine in ("onednn", "qnnpack"):
@@ -147,6 +155,12 @@ def compare(case, outputs):
         for ref_name, ref in references.items():
             diff = np.abs(value.astype(np.int32) - ref.astype(np.int32))
             result[f"{engine}|{ref_name}"] = [int((diff != 0).sum()), int(diff.max()), int(diff.size)]
+    # Whether oneDNN's u8 x s8 kernels are exact when activations have 7 bits.
+    with tempfile.TemporaryDirectory() as d:
+        narrow = seven_bit(case, d)
+        diff = np.abs(torch_operands(narrow, "onednn")().int_repr().numpy().reshape(references["exact"].shape)
+                      .astype(np.int32) - exact_output(narrow).astype(np.int32))
+        result["torch_onednn_7bit_input|exact"] = [int((diff != 0).sum()), int(diff.max()), int(diff.size)]
     return result
 
 
@@ -219,8 +233,11 @@ def worker(dump_dir, repetitions, min_time):
 # Driver
 
 def bench_json(bench, isa, repetitions, min_time, benchmark_filter):
+    # Repetitions interleaved at random across benchmarks, so that a burst of
+    # other work on the machine hits every engine alike.
     command = [bench, f"--isa={isa}", f"--benchmark_filter={benchmark_filter}", "--benchmark_format=json",
-               f"--benchmark_repetitions={repetitions}", f"--benchmark_min_time={min_time}"]
+               f"--benchmark_repetitions={repetitions}", f"--benchmark_min_time={min_time}",
+               "--benchmark_enable_random_interleaving=true"]
     return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
 
 
@@ -309,11 +326,11 @@ def print_conversions(layers, bench_times, times):
             ("layout/xnnpack_f32_to_qs8_nhwc", "layout/xnnpack_qs8_to_f32_nhwc"),
     }
     print("\nConversions around every conv/linear (its input one way, its output the other), one thread, ms "
-          "(share of the network's oneDNN NHWC time)")
+          "(share of the network's XNNPACK qs8 time)")
     print("| network | " + " | ".join(kinds) + " | xnn_setup every run |")
     print("|---|" + "--:|" * (len(kinds) + 1))
     for network in NETWORKS:
-        base = network_total(layers, times["onednn_nhwc"], network)
+        base = network_total(layers, times["xnnpack_qs8"], network)
         cells = []
         for inward, outward in kinds.values():
             total = 0.0
@@ -352,8 +369,8 @@ def print_numerics(comparisons):
         for engine in engines:
             cells = []
             for ref in references:
-                t = totals[f"{engine}|{ref}"]
-                cells.append(f"{t[0]} equal, {t[1]} diff ({100 * t[1] / t[2]:.3f}%), max {t[3]}")
+                t = totals.get(f"{engine}|{ref}")
+                cells.append(f"{t[0]} equal, {t[1]} diff ({100 * t[1] / t[2]:.3f}%), max {t[3]}" if t else "")
             print(f"| {engine} | " + " | ".join(cells) + " |")
 
 
@@ -385,8 +402,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("bench", help="path of the int8_engines_bench executable")
     parser.add_argument("--isa", choices=("native", "avx2"), default="avx2")
-    parser.add_argument("--repetitions", type=int, default=3)
-    parser.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition of one layer")
+    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--min-time", type=float, default=0.05, help="seconds per repetition of one layer")
     parser.add_argument("--json", help="also write every figure to this file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()

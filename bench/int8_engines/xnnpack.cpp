@@ -84,25 +84,27 @@ XnnpackConv::XnnpackConv(const Layer& layer, const LayerData& d, XnnpackType typ
     return xnn_status_invalid_parameter;
   }();
   check(status, std::string("xnn_create_convolution2d_nhwc_") + name_of(type) + " for " + layer.id());
+  other_input_ = input_;
   setup();
 }
 
 XnnpackConv::~XnnpackConv() { xnn_delete_operator(op_); }
 
-void XnnpackConv::setup() {
+void XnnpackConv::setup(bool other_input) {
   const std::size_t n = 1, h = layer_.in_size, w = layer_.in_size;
+  const uint8_t* input = other_input ? other_input_.data() : input_.data();
   xnn_status status;
   switch (type_) {
     case XnnpackType::kQs8:
-      status = xnn_setup_convolution2d_nhwc_qs8(op_, n, h, w, reinterpret_cast<const int8_t*>(input_.data()),
+      status = xnn_setup_convolution2d_nhwc_qs8(op_, n, h, w, reinterpret_cast<const int8_t*>(input),
                                                 reinterpret_cast<int8_t*>(output_.data()), pool_);
       break;
     case XnnpackType::kQc8:
-      status = xnn_setup_convolution2d_nhwc_qc8(op_, n, h, w, reinterpret_cast<const int8_t*>(input_.data()),
+      status = xnn_setup_convolution2d_nhwc_qc8(op_, n, h, w, reinterpret_cast<const int8_t*>(input),
                                                 reinterpret_cast<int8_t*>(output_.data()), pool_);
       break;
     default:
-      status = xnn_setup_convolution2d_nhwc_qu8(op_, n, h, w, input_.data(), output_.data(), pool_);
+      status = xnn_setup_convolution2d_nhwc_qu8(op_, n, h, w, input, output_.data(), pool_);
   }
   check(status, std::string("xnn_setup_convolution2d_nhwc_") + name_of(type_) + " for " + layer_.id());
 }

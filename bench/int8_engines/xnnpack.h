@@ -34,7 +34,10 @@ class XnnpackConv {
   XnnpackConv(const XnnpackConv&) = delete;
   XnnpackConv& operator=(const XnnpackConv&) = delete;
 
-  void setup();  // binds the buffers (and builds the indirection buffer)
+  // Binds the buffers: the first input, or a copy at another address (which
+  // makes XNNPACK rebuild its indirection buffer, as a run with new
+  // activation addresses would).
+  void setup(bool other_input = false);
   void run();
   std::vector<uint8_t> output_nchw() const;  // as PyTorch's quint8 values
 
@@ -44,6 +47,7 @@ class XnnpackConv {
   pthreadpool_t pool_;
   xnn_operator_t op_ = nullptr;
   std::vector<uint8_t> input_;   // NHWC, bytes of the operator's type
+  std::vector<uint8_t> other_input_;
   std::vector<uint8_t> output_;  // NHWC
 };
 
