@@ -4,6 +4,7 @@
 #include <fmt/os.h>
 
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "et_ops/npy.h"
@@ -52,6 +53,8 @@ void print_layers() {
 bool dump_outputs(const std::string& directory) {
   using et_ops::DType;
   nlohmann::json manifest = {{"onednn_isa", onednn_isa()}, {"cases", nlohmann::json::array()}};
+  const std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(pthreadpool_create(2), pthreadpool_destroy);
+  pthreadpool_t two_threads = pool.get();
   int index = 0;
   for (const Layer& layer : layers()) {
     for (WeightScales scales : {WeightScales::kPerTensor, WeightScales::kPerChannel}) {
@@ -81,6 +84,15 @@ bool dump_outputs(const std::string& directory) {
         save(std::string("onednn_") + name_of(layout), conv.output_nchw());
         implementation += (implementation.empty() ? "" : ", ") + conv.implementation();
       }
+      // The same with two threads, which must not change a byte.
+      XnnpackConv xnnpack_two(layer, d, xnnpack_types[0], two_threads);
+      xnnpack_two.run();
+      save(std::string("xnnpack_") + name_of(xnnpack_types[0]) + "_2_threads", xnnpack_two.output_nchw());
+      onednn_set_threads(2);
+      OnednnConv onednn_two(layer, d, OnednnLayout::kNhwc);
+      onednn_two.run();
+      onednn_set_threads(1);
+      save("onednn_nhwc_2_threads", onednn_two.output_nchw());
       if (!ok) return false;
       manifest["cases"].push_back({{"layer", describe(layer)},
                                    {"weight_scales", name_of(scales)},
