@@ -53,7 +53,9 @@ XnnpackConv::XnnpackConv(const Layer& layer, const LayerData& d, XnnpackType typ
   const uint32_t p = layer.padding, k = layer.kernel, s = layer.stride;
   const std::size_t out_bytes = std::size_t(layer.out_channels) * layer.out_size() * layer.out_size();
   output_.resize(out_bytes);
+  // XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input.
   input_ = d.input_nhwc;
+  input_.resize(input_.size() + XNN_EXTRA_BYTES);
   const xnn_status status = [&] {
     switch (type) {
       case XnnpackType::kQs8:
@@ -121,7 +123,9 @@ std::vector<uint8_t> XnnpackConv::output_nchw() const {
 }
 
 XnnpackConvert::XnnpackConvert(int channels, int pixels, bool to_float, pthreadpool_t pool)
-    : pool_(pool), floats_(std::size_t(channels) * pixels, 0.5f), bytes_(floats_.size(), 3) {
+    : pool_(pool),
+      floats_(std::size_t(channels) * pixels + XNN_EXTRA_BYTES, 0.5f),
+      bytes_(floats_.size(), 3) {
   const std::size_t c = channels;
   if (to_float) {
     check(xnn_create_convert_nc_qs8_f32(c, c, c, 0.05f, -3, 0, &op_), "xnn_create_convert_nc_qs8_f32");
