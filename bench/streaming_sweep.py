@@ -1,6 +1,7 @@
 """The streaming sweep of quantized_bench, as ratios measured in one run.
 
-    /usr/bin/python3 bench/streaming_sweep.py BUILD/bench/quantized_bench [--simd_target=AVX2] [--repetitions N]
+    /usr/bin/python3 bench/streaming_sweep.py BUILD/bench/quantized_bench [--simd_target=AVX2]
+        [--repetitions N] [--rounds N] [--operation quantize|dequantize]
 
 For quantize f32 -> i8 and dequantize i8 -> f32 at 64Ki to 64Mi elements it
 prints, per size, the time of et_ops as the library decides (default
@@ -9,7 +10,8 @@ et_ops's speed relative to memcpy of the same bytes, to et_ops with
 ordinary and with non-temporal stores forced, and to a plain loop compiled
 with the same flags (what a kernel library without hand-written SIMD
 ships). A ratio above 1 means et_ops is faster. Each time is the fastest of
-the repetitions: on a shared machine, other work only ever adds time.
+the repetitions over --rounds separate runs of the whole sweep (a shared
+machine's load drifts over minutes, and other work only ever adds time).
 """
 
 import argparse
@@ -34,10 +36,10 @@ def run(bench, extra, repetitions, operations):
     return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
 
 
-def fastest(report):
+def fastest(reports):
     """{(benchmark name, elements): (fastest real time in ns, threshold bytes or None)}."""
     result = {}
-    for b in report["benchmarks"]:
+    for b in (b for report in reports for b in report["benchmarks"]):
         if b.get("run_type") != "iteration":
             continue
         name, _, elements = b["run_name"].rpartition("/")
@@ -68,17 +70,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("bench", help="path of the quantized_bench executable")
     parser.add_argument("--simd_target", help="Highway target to force (AVX3, AVX2, SSE4, ...)")
-    parser.add_argument("--repetitions", type=int, default=7)
+    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--operation", choices=OPERATIONS, action="append",
                         help="quantize or dequantize (default: both)")
     args = parser.parse_args()
     operations = args.operation or list(OPERATIONS)
     extra = [f"--simd_target={args.simd_target}"] if args.simd_target else []
-    report = run(args.bench, extra, args.repetitions, operations)
+    reports = [run(args.bench, extra, args.repetitions, operations) for _ in range(args.rounds)]
+    report = reports[0]
     caches = ", ".join(f"L{c['level']} {c['type']} {c['size'] // 1024} KiB" for c in report["context"]["caches"])
     print(f"caches: {caches}; SIMD target: {args.simd_target or 'best available'}")
     print("ratios are time of the reference / time of et_ops (above 1: et_ops is faster)\n")
-    times = fastest(report)
+    times = fastest(reports)
     for op in operations:
         print(table(times, op))
         print()

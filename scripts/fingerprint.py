@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Writes a C header holding a kernel library's fingerprint digest.
+"""et-ops-fingerprint: writes a C header holding a kernel library's digest.
 
 The digest is SHA-256 over the library's source files (name and content,
 not their location, so two checkouts agree) and the compiler settings that
 affect numerics. Usage:
-  fingerprint.py --macro NAME --settings TEXT --output FILE SOURCE...
+  et-ops-fingerprint [--settings TEXT] --output FILE SOURCE...
+The header defines ET_OPS_KERNEL_LIBRARY_DIGEST; compile the library with
+-DET_OPS_KERNEL_LIBRARY_DIGEST_HEADER='"FILE"' and <et_ops/kernel_library.h>
+reads it (docs/writing-kernels.md).
 """
 import argparse
 import hashlib
@@ -25,8 +28,8 @@ def digest(sources, settings):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--macro", required=True)
-    parser.add_argument("--settings", required=True)
+    parser.add_argument("--macro", default="ET_OPS_KERNEL_LIBRARY_DIGEST")
+    parser.add_argument("--settings", default="", help="the compiler settings that affect numerics")
     parser.add_argument("--output", required=True)
     parser.add_argument("sources", nargs="+")
     args = parser.parse_args()

@@ -2,7 +2,10 @@
 # Installs a built et_ops into a fresh prefix and consumes it the three
 # ways users do: pkg-config (then again after moving the prefix), Meson
 # (installed, and as a subproject from a `meson dist` tarball through a wrap
-# file), and CMake (targets, and variables only). Also checks the installed
+# file), and CMake (targets, and variables only). Builds the third-party
+# kernel library of examples/custom_kernels against it the same three ways,
+# runs its program from et-ops and Python, and loads a byte copy and a
+# rebuild of it under both duplicate policies. Also checks the installed
 # tree: layout, headers that compile alone, a definition for every exported
 # function, and the ownership table of the shipped kernel libraries.
 #
@@ -47,7 +50,8 @@ for f in "$libdir/libet_ops.so.0" "$libdir/libet_kernels_quantized.so.0" "$libdi
          "$libdir/pkgconfig/et-kernels-portable.pc" "$libdir/cmake/et_ops/et_opsConfig.cmake" \
          "$libdir/cmake/et_ops/et_opsConfigVersion.cmake" "$libdir/cmake/et_ops/et_ops-config.cmake" \
          "$libdir/cmake/et_ops/et_ops-config-version.cmake" include/et_ops/registry.h include/et_ops/version.h \
-         include/et_ops/kernels/quantized.h include/et_ops/kernels/portable.h bin/et-ops; do
+         include/et_ops/kernels/quantized.h include/et_ops/kernels/portable.h include/et_ops/kernel_library.h \
+         include/et_ops/schema.h include/et_ops/library_loader.h bin/et-ops bin/et-ops-fingerprint; do
   check "installed $f" test -e "$prefix/$f"
 done
 check "the Python module is installed" bash -c "find '$prefix' -name '_et_ops*.so' | grep -q ."
@@ -174,6 +178,112 @@ find_package_fails() {  # find_package_fails ARGS EXPECTED_TEXT
 }
 check "an unknown component fails with a message" find_package_fails "REQUIRED COMPONENTS bogus" "no component 'bogus'"
 check "a too-new version fails with a message" find_package_fails "9.0 REQUIRED" "9.0"
+
+step "a third-party kernel library (examples/custom_kernels) built three ways"
+example=$root/examples/custom_kernels
+custom_program=$example/custom.etp
+custom_input=$example/custom_input_0.npy
+installed_python=$(dirname "$(dirname "$(find "$prefix" -name '_et_ops*.so' | head -n1)")")
+custom_build() {  # custom_build WAY DIR: builds the example in DIR; prints the library's path
+  rm -rf "$2" && cp -r "$example" "$2"
+  case $1 in
+    make) make -s -C "$2" >/dev/null && echo "$2/libacme_kernels.so" ;;
+    meson) meson setup "$2/build" "$2" >/dev/null && ninja -C "$2/build" >/dev/null && echo "$2/build/libacme_kernels.so" ;;
+    cmake) cmake -S "$2" -B "$2/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null && cmake --build "$2/build" >/dev/null &&
+           echo "$2/build/libacme_kernels.so" ;;
+  esac
+}
+custom_run() {  # custom_run LIBRARY NAME: et-ops runs the program with the library; keeps the output
+  "$prefix/bin/et-ops" run "$custom_program" --load-library "$1" --input "$custom_input" --output-dir "$work/$2" >/dev/null
+}
+custom_python() {  # custom_python LIBRARY CLI_OUTPUT: the installed Python module gives the same bytes
+  PYTHONPATH=$installed_python /usr/bin/python3 - "$1" "$custom_program" "$custom_input" "$2" <<'PY'
+import sys
+import numpy as np
+import et_ops
+library, program, program_input, cli_output = sys.argv[1:]
+et_ops.load_library(library)
+out = et_ops.load(program).run([np.load(program_input)])[0]
+sys.exit(0 if out.tobytes() == np.load(cli_output).tobytes() else 1)
+PY
+}
+for way in make meson cmake; do
+  if library=$(custom_build $way "$work/custom_$way") && [ -f "$library" ]; then
+    pass "the example builds with $way"
+    check "et-ops run --load-library runs its program ($way)" custom_run "$library" "custom_$way"
+    check "Python runs it with the same bytes ($way)" custom_python "$library" "$work/custom_$way/output_0.npy"
+  else
+    fail "the example builds with $way"
+  fi
+done
+check "the three builds give the same output" bash -c "cmp '$work/custom_make/output_0.npy' '$work/custom_meson/output_0.npy' &&
+  cmp '$work/custom_meson/output_0.npy' '$work/custom_cmake/output_0.npy'"
+
+step "copies of the third-party library under both policies"
+original=$work/custom_meson/build/libacme_kernels.so
+byte_copy=$work/custom_copy/libacme_kernels_copy.so
+mkdir -p "$work/custom_copy" && cp "$original" "$byte_copy"
+rebuilt=$(custom_build meson "$work/custom_rebuilt")
+modified_dir=$work/custom_modified
+rm -rf "$modified_dir" && cp -r "$example" "$modified_dir"
+sed -i 's/\* f;/* f * 2.0f;/' "$modified_dir/acme_kernels.cpp"
+meson setup "$modified_dir/build" "$modified_dir" >/dev/null && ninja -C "$modified_dir/build" >/dev/null
+modified=$modified_dir/build/libacme_kernels.so
+two_copies() {  # two_copies POLICY SECOND: et-ops with the original and SECOND; prints stderr, keeps the status
+  "$prefix/bin/et-ops" run "$custom_program" --policy "$1" --load-library "$original" --load-library "$2" \
+    --input "$custom_input" 2>&1 >/dev/null
+}
+deduplicated() {  # the second copy's records are identical copies kept behind the first
+  "$prefix/bin/et-ops" ops --json --policy first-wins --load-library "$original" --load-library "$1" |
+    /usr/bin/python3 -c "
+import json, os, sys
+records = [r for r in json.load(sys.stdin)['operators'] if r['component'] == 'acme_kernels']
+second = [r for r in records if os.path.samefile(r['library'], sys.argv[1])]
+sys.exit(0 if len(records) == 4 and len(second) == 2 and not any(r['active'] for r in second) else 1)" "$1"
+}
+aborts() {  # under fatal: one abort naming the operator
+  local output status=0
+  output=$(two_copies fatal "$1") || status=$?
+  [ "$status" -eq 134 ] && grep -q "^Re-registering acme::" <<<"$output"
+}
+for copy in byte_copy rebuilt; do
+  second=${!copy}
+  check "first-wins: the $copy runs beside the original" two_copies first-wins "$second"
+  check "first-wins: the $copy is deduplicated" deduplicated "$second"
+  check "fatal: the $copy aborts with 'Re-registering'" aborts "$second"
+done
+check "the byte copy and the rebuild have the original's fingerprints" bash -c "
+  for lib in '$byte_copy' '$rebuilt'; do
+    '$prefix/bin/et-ops' check '$original' \"\$lib\" --json | /usr/bin/python3 -c '
+import json, sys
+c = json.load(sys.stdin)[\"collisions\"]
+sys.exit(0 if len(c) == 2 and all(x[\"identical\"] for x in c) else 1)' || exit 1
+  done"
+check "first-wins: a modified rebuild is rejected as a conflict" bash -c "
+  out=\$('$prefix/bin/et-ops' run '$custom_program' --policy first-wins --load-library '$original' \
+    --load-library '$modified' --input '$custom_input' 2>&1); [ \$? -eq 1 ] && grep -q 'Rejected the kernels of component acme_kernels' <<<\"\$out\""
+python_copies() {  # from Python: the byte copy is deduplicated under first-wins, the modified one rejected
+  PYTHONPATH=$installed_python /usr/bin/python3 - "$original" "$byte_copy" "$modified" <<'PY'
+import sys
+import et_ops
+original, copy, modified = sys.argv[1:]
+et_ops.set_duplicate_policy("first-wins")
+assert et_ops.load_library(original)["registered"] == 2
+assert et_ops.load_library(copy)["deduplicated"] == 2
+try:
+    et_ops.load_library(modified)
+    sys.exit(1)
+except et_ops.LibraryError as e:
+    sys.exit(0 if e.reason == "conflict" else 1)
+PY
+}
+check "Python: first-wins deduplicates the byte copy and rejects the modified rebuild" python_copies
+check "Python: fatal aborts on the byte copy" bash -c "
+  out=\$(PYTHONPATH='$installed_python' /usr/bin/python3 -c \"
+import et_ops
+et_ops.set_duplicate_policy('fatal')
+et_ops.load_library('$original')
+et_ops.load_library('$byte_copy')\" 2>&1); [ \$? -eq 134 ] && grep -q '^Re-registering acme::' <<<\"\$out\""
 
 printf '\npackaging: %d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

@@ -4,7 +4,7 @@
 # test.
 #
 # 1. AddressSanitizer + UndefinedBehaviorSanitizer (gcc): the registry,
-#    kernel, runtime, tools and fuzz-replay suites. The first report stops
+#    kernel, runtime, tools, fuzz-replay and kernel library kit suites. The first report stops
 #    the test process (halt_on_error, abort_on_error), LeakSanitizer checks
 #    every test process at exit.
 # 2. ThreadSanitizer (gcc): the tests that run threads at once: registry
@@ -67,7 +67,8 @@ configure "$asan_build" "${common[@]}" -Db_sanitize=address,undefined "-Dcpp_arg
 ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C "$asan_build" --print-errorlogs --num-processes "$jobs" --timeout-multiplier 3 \
-    --suite registry --suite quantized --suite portable --suite runtime --suite tools --suite fuzz
+    --suite registry --suite quantized --suite portable --suite runtime --suite tools --suite fuzz \
+    --suite kit
 elapsed "ASan + UBSan build and tests" "$start"
 
 echo "=== ThreadSanitizer"

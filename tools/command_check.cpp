@@ -14,9 +14,9 @@
 #include "args.h"
 #include "commands.h"
 #include "et_ops/diagnostics.h"
+#include "et_ops/library_loader.h"
 #include "et_ops/registry.h"
 #include "exit_codes.h"
-#include "library_loader.h"
 
 namespace et_ops::tool {
 namespace {
@@ -33,14 +33,14 @@ struct Collision {
 };
 
 struct Ownership {
-  std::vector<OpenedLibrary> libraries;
+  std::vector<LoadedKernelLibrary> libraries;
   std::vector<Provided> provided;
   std::vector<Collision> collisions;
   bool ok() const;
 };
 
 bool Ownership::ok() const {
-  for (const OpenedLibrary& library : libraries)
+  for (const LoadedKernelLibrary& library : libraries)
     if (!library.ok()) return false;
   return collisions.empty();
 }
@@ -53,12 +53,11 @@ std::filesystem::path runtime_directory() {
 }
 
 // Installed, the kernel libraries sit beside libet_ops.so; in a build tree
-// they sit in src/kernels/<set>/ below it.
+// they sit in src/kernels/ below it.
 std::string find_shipped_library(const std::filesystem::path& directory, const ComponentInfo& component) {
-  const std::string set = component.name.substr(component.name.find('_') + 1);  // "kernels_quantized" -> "quantized"
   for (const std::filesystem::path& candidate :
        {directory / component.library, directory / (component.library + "." ET_OPS_SO_VERSION),
-        directory / "kernels" / set / component.library})
+        directory / "kernels" / component.library})
     if (std::filesystem::exists(candidate)) return candidate.string();
   return (directory / component.library).string();  // reported as missing
 }
@@ -70,8 +69,8 @@ std::vector<std::string> shipped_libraries() {
   return paths;
 }
 
-std::vector<OpenedLibrary> open_libraries(const std::vector<std::string>& paths) {
-  std::vector<OpenedLibrary> libraries;
+std::vector<LoadedKernelLibrary> open_libraries(const std::vector<std::string>& paths) {
+  std::vector<LoadedKernelLibrary> libraries;
   std::vector<std::string> seen;  // the same file named twice is checked once
   for (const std::string& path : paths) {
     const std::string canonical = canonical_library_path(path);
@@ -82,10 +81,10 @@ std::vector<OpenedLibrary> open_libraries(const std::vector<std::string>& paths)
   return libraries;
 }
 
-std::vector<Provided> provided_operators(const std::vector<OpenedLibrary>& libraries) {
+std::vector<Provided> provided_operators(const std::vector<LoadedKernelLibrary>& libraries) {
   std::vector<Provided> provided;
   for (std::size_t l = 0; l < libraries.size(); ++l) {
-    const et_ops_manifest* m = libraries[l].manifest;
+    const et_ops_manifest* m = libraries[l].manifest();
     if (m == nullptr) continue;
     for (std::size_t r = 0; r < m->record_count; ++r) {
       // Records may be larger than ours (a newer builder); step by their size.
@@ -131,29 +130,29 @@ Ownership check_ownership(const std::vector<std::string>& paths) {
 
 std::string key_text(const std::string& key) { return key.empty() ? "fallback" : key; }
 
-std::string component_of(const OpenedLibrary& library) {
-  return library.manifest && library.manifest->component ? library.manifest->component : "";
+std::string component_of(const LoadedKernelLibrary& library) {
+  return library.manifest() && library.manifest()->component ? library.manifest()->component : "";
 }
 
 void print_text(const Ownership& o) {
   fmt::print("kernel libraries:\n");
-  for (const OpenedLibrary& library : o.libraries) {
+  for (const LoadedKernelLibrary& library : o.libraries) {
     if (library.ok())
       fmt::print("  {} {}  {}  ({} records)\n", component_of(library),
-                 library.manifest->version ? library.manifest->version : "", library.path,
-                 library.manifest->record_count);
+                 library.manifest()->version ? library.manifest()->version : "", library.path(),
+                 library.manifest()->record_count);
     else
-      fmt::print("  ERROR  {}\n", library.error);
+      fmt::print("  ERROR  {}\n", library.message());
   }
   fmt::print("operators:\n");
   for (const Provided& p : o.provided)
     fmt::print("  {}  [{}]  {}  {}\n", p.op, key_text(p.key), component_of(o.libraries[p.library]),
-               o.libraries[p.library].path);
+               o.libraries[p.library].path());
   if (o.collisions.empty()) fmt::print("collisions: none\n");
   else fmt::print("collisions: {} operator(s) provided by more than one library\n", o.collisions.size());
   for (const Collision& c : o.collisions) {
     std::vector<std::string> where;
-    for (const Provided* copy : c.copies) where.push_back(o.libraries[copy->library].path);
+    for (const Provided* copy : c.copies) where.push_back(o.libraries[copy->library].path());
     fmt::print("  {} [{}]: {} in {}\n", c.copies.front()->op, key_text(c.copies.front()->key),
                c.identical ? "identical copies (same schema and fingerprint)"
                            : fmt::format("different copies ({} differ)", fmt::join(c.differences, " and ")),
@@ -164,16 +163,16 @@ void print_text(const Ownership& o) {
 nlohmann::json to_json(const Ownership& o) {
   nlohmann::json libraries = nlohmann::json::array(), operators = nlohmann::json::array(),
                  collisions = nlohmann::json::array();
-  for (const OpenedLibrary& library : o.libraries)
-    libraries.push_back({{"path", library.path}, {"component", component_of(library)},
-                         {"version", library.ok() && library.manifest->version ? library.manifest->version : ""},
-                         {"error", library.error}});
+  for (const LoadedKernelLibrary& library : o.libraries)
+    libraries.push_back({{"path", library.path()}, {"component", component_of(library)},
+                         {"version", library.ok() && library.manifest()->version ? library.manifest()->version : ""},
+                         {"error", library.message()}});
   for (const Provided& p : o.provided)
-    operators.push_back({{"op", p.op}, {"key", key_text(p.key)}, {"library", o.libraries[p.library].path},
+    operators.push_back({{"op", p.op}, {"key", key_text(p.key)}, {"library", o.libraries[p.library].path()},
                          {"component", component_of(o.libraries[p.library])}, {"fingerprint", p.fingerprint}});
   for (const Collision& c : o.collisions) {
     nlohmann::json where = nlohmann::json::array();
-    for (const Provided* copy : c.copies) where.push_back(o.libraries[copy->library].path);
+    for (const Provided* copy : c.copies) where.push_back(o.libraries[copy->library].path());
     collisions.push_back({{"op", c.copies.front()->op}, {"key", key_text(c.copies.front()->key)},
                           {"libraries", where}, {"identical", c.identical}, {"differences", c.differences}});
   }
@@ -191,8 +190,8 @@ int check_command(const std::vector<std::string>& arguments) {
       check_ownership(args.positional().empty() ? shipped_libraries() : args.positional());
   if (args.flag("--json")) fmt::print("{}\n", to_json(ownership).dump(2));
   else print_text(ownership);
-  for (const OpenedLibrary& library : ownership.libraries)
-    if (!library.ok()) fmt::print(stderr, "et-ops: {}\n", library.error);
+  for (const LoadedKernelLibrary& library : ownership.libraries)
+    if (!library.ok()) fmt::print(stderr, "et-ops: {}\n", library.message());
   return ownership.ok() ? kExitOk : kExitFailure;
 }
 

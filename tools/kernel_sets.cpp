@@ -3,41 +3,39 @@
 
 #include <fmt/format.h>
 
-
-#include "library_loader.h"
-#if ET_OPS_TOOL_HAVE_PORTABLE
-#include "et_ops/kernels/portable.h"
-#endif
-#if ET_OPS_TOOL_HAVE_QUANTIZED
-#include "et_ops/kernels/quantized.h"
-#endif
+#include "built_kernel_sets.h"
+#include "et_ops/diagnostics.h"
+#include "et_ops/library_loader.h"
 
 namespace et_ops::tool {
 namespace {
 
-struct KernelSet {
+// The kernel sets built into this et-ops (the table of kernel sets, as
+// this build configured it); a null row ends the list.
+struct BuiltKernelSet {
   const char* name;
-  const char* component;
-  RegistrationResult (*register_kernels)();  // null: not built into this et-ops
+  RegistrationResult (*register_kernels)();
 };
+#define ET_OPS_TOOL_BUILT_SET(set) {#set, &::et_ops::kernels::set::register_kernels},
+const BuiltKernelSet kBuiltKernelSets[] = {ET_OPS_BUILT_KERNEL_SETS(ET_OPS_TOOL_BUILT_SET){nullptr, nullptr}};
+#undef ET_OPS_TOOL_BUILT_SET
 
-const KernelSet kKernelSets[] = {
-#if ET_OPS_TOOL_HAVE_PORTABLE
-    {"portable", "kernels_portable", &et_ops::kernels::portable::register_kernels},
-#else
-    {"portable", "kernels_portable", nullptr},
-#endif
-#if ET_OPS_TOOL_HAVE_QUANTIZED
-    {"quantized", "kernels_quantized", &et_ops::kernels::quantized::register_kernels},
-#else
-    {"quantized", "kernels_quantized", nullptr},
-#endif
-};
-
-const KernelSet* find_kernel_set(const std::string& name) {
-  for (const KernelSet& set : kKernelSets)
-    if (name == set.name) return &set;
+const BuiltKernelSet* find_built(const std::string& name) {
+  for (const BuiltKernelSet* set = kBuiltKernelSets; set->name != nullptr; ++set)
+    if (name == set->name) return set;
   return nullptr;
+}
+
+const ComponentInfo* find_known(const std::string& name) {
+  for (const ComponentInfo& c : known_components())
+    if (c.kernel_set == name) return &c;
+  return nullptr;
+}
+
+std::string known_names() {
+  std::vector<std::string> names;
+  for (const ComponentInfo& c : known_components()) names.push_back(c.kernel_set);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 std::vector<std::string> split_list(const std::string& list) {
@@ -56,27 +54,34 @@ std::vector<std::string> split_list(const std::string& list) {
 std::vector<std::string> parse_kernel_sets(const std::optional<std::string>& list) {
   std::vector<std::string> names;
   if (!list) {  // default: every set this et-ops was built with
-    for (const KernelSet& set : kKernelSets)
-      if (set.register_kernels) names.push_back(set.name);
+    for (const BuiltKernelSet* set = kBuiltKernelSets; set->name != nullptr; ++set) names.push_back(set->name);
     return names;
   }
   for (const std::string& name : split_list(*list)) {
-    if (find_kernel_set(name) == nullptr)
-      throw UsageError(fmt::format("--kernels: unknown kernel set '{}' (known: portable, quantized)", name));
+    if (find_known(name) == nullptr)
+      throw UsageError(fmt::format("--kernels: unknown kernel set '{}' (known: {})", name, known_names()));
     names.push_back(name);
   }
   return names;
 }
 
 bool register_kernel_set(const std::string& name) {
-  const KernelSet& set = *find_kernel_set(name);
-  if (set.register_kernels == nullptr) {
-    fmt::print(stderr, "et-ops: kernel set '{}' ({}) was not built into this et-ops\n", set.name, set.component);
+  const ComponentInfo& component = *find_known(name);
+  const BuiltKernelSet* set = find_built(name);
+  if (set == nullptr) {
+    fmt::print(stderr, "et-ops: kernel set '{}' ({}) was not built into this et-ops\n", name, component.name);
     return false;
   }
-  const RegistrationResult result = set.register_kernels();
-  if (!result) fmt::print(stderr, "et-ops: registering {} failed: {}\n", set.component, result.message());
+  const RegistrationResult result = set->register_kernels();
+  if (!result) fmt::print(stderr, "et-ops: registering {} failed: {}\n", component.name, result.message());
   return result.ok();
+}
+
+// Libraries loaded with --load-library stay loaded and registered while
+// et-ops runs.
+std::vector<LoadedKernelLibrary>& loaded_libraries() {
+  static std::vector<LoadedKernelLibrary> libraries;
+  return libraries;
 }
 
 }  // namespace
@@ -99,11 +104,15 @@ bool apply_registry_setup(const RegistrySetup& setup) {
   if (setup.policy) set_duplicate_policy(*setup.policy);
   bool ok = true;
   for (const std::string& name : setup.kernel_sets) ok = register_kernel_set(name) && ok;
-  for (const std::string& path : setup.libraries)
-    if (std::string error = load_and_register(path); !error.empty()) {
-      fmt::print(stderr, "et-ops: {}\n", error);
+  for (const std::string& path : setup.libraries) {
+    LoadedKernelLibrary library = load_kernel_library(path);
+    if (!library) {
+      fmt::print(stderr, "et-ops: {}\n", library.message());
       ok = false;
+    } else {
+      loaded_libraries().push_back(std::move(library));
     }
+  }
   return ok;
 }
 

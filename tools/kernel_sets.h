@@ -1,6 +1,6 @@
-// The project's kernel sets this et-ops can register (portable,
-// quantized), and the options every command shares to set up the
-// registry: --kernels, --policy, --load-library.
+// The project's kernel sets this et-ops can register (the table of kernel
+// sets), and the options every command shares to set up the registry:
+// --kernels, --policy, --load-library.
 #ifndef ET_OPS_TOOLS_KERNEL_SETS_H
 #define ET_OPS_TOOLS_KERNEL_SETS_H
 
@@ -15,7 +15,7 @@
 namespace et_ops::tool {
 
 struct RegistrySetup {
-  std::vector<std::string> kernel_sets;  // names: "portable", "quantized"
+  std::vector<std::string> kernel_sets;  // names from the table of kernel sets: "portable", ...
   std::vector<std::string> libraries;    // --load-library paths
   std::optional<DuplicatePolicy> policy;
 };

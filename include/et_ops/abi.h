@@ -9,6 +9,9 @@
  * Versioning: a manifest carries ET_OPS_ABI_VERSION and the size of the
  * record struct it was built with; the registry refuses versions it does not
  * know and reads only the fields that the stated record size contains.
+ * Fields are only ever appended; a new kind of record (one that an older
+ * registry must not mistake for a plain kernel) comes with a new version,
+ * which older registries refuse.
  */
 #ifndef ET_OPS_ABI_H
 #define ET_OPS_ABI_H
@@ -119,7 +122,8 @@ typedef struct et_ops_kernel_record {
   const char* fingerprint;
 } et_ops_kernel_record;
 
-/* What a kernel library provides. */
+/* What a kernel library provides. The registry copies what it keeps: a
+ * manifest need only stay valid until et_ops_register_manifest returns. */
 typedef struct et_ops_manifest {
   uint32_t abi_version; /* ET_OPS_ABI_VERSION */
   uint32_t record_size; /* sizeof(et_ops_kernel_record) of the builder */
@@ -162,6 +166,12 @@ ET_OPS_API void et_ops_string_free(char* message);
  * returns the library's manifest without registering anything. */
 #define ET_OPS_KERNEL_LIBRARY_ENTRY_POINT "et_ops_kernel_library_manifest"
 typedef const et_ops_manifest* (*et_ops_kernel_library_entry_fn)(void);
+
+/* Optional. When the entry point returns NULL, a library may say why with
+ * this function (a kernel whose signature does not match its schema, say);
+ * loaders report its message. */
+#define ET_OPS_KERNEL_LIBRARY_ERROR_ENTRY_POINT "et_ops_kernel_library_error"
+typedef const char* (*et_ops_kernel_library_error_fn)(void);
 
 #ifdef __cplusplus
 }

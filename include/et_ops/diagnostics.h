@@ -21,9 +21,12 @@ struct ComponentInfo {
   std::string header;            // "et_ops/kernels/quantized.h"
   std::string register_function; // "et_ops::kernels::quantized::register_kernels"
   std::vector<std::string> operators;
+  std::string kernel_set;   // "quantized": the name et-ops --kernels and -Dkernel_sets use
+  std::string description;  // "all quantized_decomposed overloads"
 };
 
-// Every kernel component of et_ops, with its operators.
+// Every kernel component of et_ops (the table of kernel sets), with its
+// operators, whether this installation built it or not.
 ET_OPS_API const std::vector<ComponentInfo>& known_components();
 
 // The component that provides `op`, or nullptr if no et_ops component does.

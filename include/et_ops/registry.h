@@ -130,10 +130,25 @@ class RegistrationResult {
 // (any path that resolves to it). Returns how many records were removed.
 ET_OPS_API std::size_t unregister_library(std::string_view library_path);
 
+// What the runtime needs of a kernel: the function, and which arguments
+// it writes, read once from its schema when it was registered. A schema
+// that does not parse (or lists more than 64 arguments) tells nothing:
+// argument_count is -1 and writes() is false.
+struct ResolvedKernel {
+  et_ops_kernel_fn fn = nullptr;
+  int32_t argument_count = -1;
+  uint64_t written = 0;  // bit i: the kernel writes argument i
+  explicit operator bool() const { return fn != nullptr; }
+  bool writes(std::size_t argument) const { return argument < 64 && ((written >> argument) & 1u) != 0; }
+};
+
 // The hot path: no lock. Returns the kernel specialised for `tensors` if
 // one matches, else the fallback, else nullptr.
 ET_OPS_API et_ops_kernel_fn lookup(std::string_view op, const et_ops_tensor* const* tensors = nullptr,
                                    std::size_t tensor_count = 0);
+// The same choice as lookup(), with what the schema says about the arguments.
+ET_OPS_API ResolvedKernel lookup_kernel(std::string_view op, const et_ops_tensor* const* tensors = nullptr,
+                                        std::size_t tensor_count = 0);
 ET_OPS_API bool has_operator(std::string_view op);
 
 // Every record, sorted by operator, key and registration order.

@@ -7,12 +7,11 @@
 // run, a library that will not load) come back as structured results, and
 // the pure-Python layer turns them into its exception classes; this layer
 // raises only when it is called with arguments of the wrong kind.
-#include <dlfcn.h>
-#include <link.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -24,15 +23,11 @@
 #include "et_ops/abi.h"
 #include "et_ops/diagnostics.h"
 #include "et_ops/dtype.h"
+#include "et_ops/library_loader.h"
 #include "et_ops/program.h"
 #include "et_ops/registry.h"
 #include "et_ops/tensor.h"
-#if ET_OPS_PYTHON_WITH_QUANTIZED
-#include "et_ops/kernels/quantized.h"
-#endif
-#if ET_OPS_PYTHON_WITH_PORTABLE
-#include "et_ops/kernels/portable.h"
-#endif
+#include "built_kernel_sets.h"
 
 namespace py = pybind11;
 
@@ -315,61 +310,48 @@ py::dict registration_dict(const RegistrationResult& r) {
   return d;
 }
 
-py::dict library_failure(const char* status, const std::string& message) {
-  py::dict d;
-  d["status"] = status;
-  d["message"] = message;
-  return d;
+const char* load_error_reason(const LoadedKernelLibrary& library) {
+  switch (library.error()) {
+    case LibraryLoadError::None: return "ok";
+    case LibraryLoadError::Open: return "open";
+    case LibraryLoadError::EntryPoint: return "entry_point";
+    case LibraryLoadError::Registration: return registration_status(library.registration().status());
+  }
+  return "unknown";
 }
 
-// Handles of libraries whose kernels are in the registry: they stay loaded
-// for the life of the process, so no registered function can dangle.
-std::vector<void*>& pinned_libraries() {
-  static std::vector<void*> handles;
-  return handles;
+// Libraries loaded by path stay registered and loaded until
+// unregister_library() names them (or the process ends).
+std::vector<LoadedKernelLibrary>& loaded_libraries() {
+  static std::vector<LoadedKernelLibrary> libraries;
+  return libraries;
 }
 
-// dlsym(handle, name) also searches the library's dependencies: a library
-// that merely links a kernel library would hand out that library's entry
-// point. Only a symbol defined in the object itself counts.
-void* own_symbol(void* handle, const char* name) {
-  void* symbol = dlsym(handle, name);
-  link_map* library = nullptr;
-  link_map* definer = nullptr;
-  Dl_info info;
-  if (symbol == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &library) != 0 ||
-      dladdr1(symbol, &info, reinterpret_cast<void**>(&definer), RTLD_DL_LINKMAP) == 0)
-    return nullptr;
-  return definer == library ? symbol : nullptr;
-}
-
-// What `et-ops --load-library` does: dlopen, the entry point, one batch.
+// What `et-ops --load-library` does: et_ops::load_kernel_library.
 py::dict load_library(const std::string& path) {
-  // A bare file name would make dlopen search the library path; this takes a path.
-  const std::string dlopen_path = path.find('/') == std::string::npos ? "./" + path : path;
-  dlerror();
-  void* handle = dlopen(dlopen_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return library_failure("open", std::string("cannot load ") + path + ": " + dlerror());
-  auto entry = reinterpret_cast<et_ops_kernel_library_entry_fn>(own_symbol(handle, ET_OPS_KERNEL_LIBRARY_ENTRY_POINT));
-  if (entry == nullptr) {
-    dlclose(handle);
-    return library_failure("entry_point", path + " is not an et_ops kernel library: it does not define " +
-                                              ET_OPS_KERNEL_LIBRARY_ENTRY_POINT + "()");
+  LoadedKernelLibrary library = load_kernel_library(path);
+  py::dict outcome = registration_dict(library.registration());
+  outcome["status"] = load_error_reason(library);
+  if (!library.ok()) {
+    outcome["message"] = library.message();
+    return outcome;
   }
-  const et_ops_manifest* manifest = entry();
-  if (manifest == nullptr) {
-    dlclose(handle);
-    return library_failure("entry_point", path + ": " + ET_OPS_KERNEL_LIBRARY_ENTRY_POINT + "() returned no manifest");
-  }
-  const RegistrationResult result = register_manifest(*manifest);
-  py::dict outcome = registration_dict(result);
-  outcome["library"] = canonical_library_path(path);
-  outcome["component"] = manifest->component ? manifest->component : "";
-  // A rejected batch or one that was all already registered (the very same
-  // object: dlopen only bumped its count) references nothing new.
-  if (!result.ok() || (result.registered() == 0 && result.deduplicated() == 0)) dlclose(handle);
-  else pinned_libraries().push_back(handle);
+  outcome["library"] = library.library_path();
+  outcome["component"] = library.manifest()->component ? library.manifest()->component : "";
+  loaded_libraries().push_back(std::move(library));
   return outcome;
+}
+
+// Removes the records of the shared object at `path`, and closes it when
+// load_library opened it.
+std::size_t unregister(const std::string& path) {
+  const std::size_t removed = et_ops::unregister_library(path);
+  const std::string canonical = canonical_library_path(path);
+  auto& libraries = loaded_libraries();
+  libraries.erase(std::remove_if(libraries.begin(), libraries.end(),
+                                 [&](const LoadedKernelLibrary& l) { return l.library_path() == canonical; }),
+                  libraries.end());
+  return removed;
 }
 
 struct ProjectComponent {
@@ -377,14 +359,12 @@ struct ProjectComponent {
   RegistrationResult (*register_kernels)();
 };
 
+// The kernel sets this build makes (the table of kernel sets).
 std::vector<ProjectComponent> project_components() {
   std::vector<ProjectComponent> components;
-#if ET_OPS_PYTHON_WITH_QUANTIZED
-  components.push_back({kernels::quantized::kComponent, &kernels::quantized::register_kernels});
-#endif
-#if ET_OPS_PYTHON_WITH_PORTABLE
-  components.push_back({kernels::portable::kComponent, &kernels::portable::register_kernels});
-#endif
+#define ET_OPS_PYTHON_BUILT_SET(set) components.push_back({kernels::set::kComponent, &kernels::set::register_kernels});
+  ET_OPS_BUILT_KERNEL_SETS(ET_OPS_PYTHON_BUILT_SET)
+#undef ET_OPS_PYTHON_BUILT_SET
   return components;
 }
 
@@ -427,8 +407,7 @@ PYBIND11_MODULE(_et_ops, m) {
   m.def("clear_duplicate_policy", &et_ops::clear_duplicate_policy);
   m.def("duplicate_policy", &policy_dict);
   m.def("load_library", &load_library, py::arg("path"));
-  m.def("unregister_library", [](const std::string& path) { return et_ops::unregister_library(path); },
-        py::arg("path"));
+  m.def("unregister_library", &unregister, py::arg("path"));
 
   py::list components;
   for (const ProjectComponent& c : project_components()) components.append(c.name);

@@ -1,37 +1,48 @@
-// The catalogue of et_ops kernel components. The operator lists come from
-// each kernel library's own operators.def, so they cannot drift apart.
+// The catalogue of the project's kernel components, from the table of
+// kernel sets (src/kernels/kernel_sets.txt); each set's operators come from
+// its own operators.def, so they cannot drift apart. A set NAME is the
+// component kernels_NAME with the names the packaging gives it.
 #include <algorithm>
+#include <iterator>
 
 #include "et_ops/diagnostics.h"
+#include "et_ops/schema.h"
 
 namespace et_ops {
 namespace {
 
-std::vector<std::string> quantized_operators() {
-  return {
-#define ET_OPS_OPERATOR(function, name, schema) name,
-#include "kernels/quantized/operators.def"
-#undef ET_OPS_OPERATOR
-  };
-}
+struct KernelSetRow {
+  const char* name;
+  const char* description;
+  const char* const* schemas;
+  std::size_t schema_count;
+};
 
-std::vector<std::string> portable_operators() {
-  return {
-#define ET_OPS_OPERATOR(function, name, schema) name,
-#include "kernels/portable/operators.def"
-#undef ET_OPS_OPERATOR
-  };
+#include "registry/kernel_set_catalogue.inc"
+
+ComponentInfo component_of(const KernelSetRow& row) {
+  const std::string name = row.name;
+  ComponentInfo c;
+  c.name = "kernels_" + name;
+  c.library = "libet_kernels_" + name + ".so";
+  c.pkg_config = "et-kernels-" + name;
+  c.cmake_target = "et_ops::kernels_" + name;
+  c.header = "et_ops/kernels/" + name + ".h";
+  c.register_function = "et_ops::kernels::" + name + "::register_kernels";
+  for (std::size_t i = 0; i < row.schema_count; ++i) c.operators.emplace_back(schema_operator_name(row.schemas[i]));
+  c.kernel_set = name;
+  c.description = row.description;
+  return c;
 }
 
 }  // namespace
 
 const std::vector<ComponentInfo>& known_components() {
-  static const std::vector<ComponentInfo> components = {
-      {"kernels_portable", "libet_kernels_portable.so", "et-kernels-portable", "et_ops::kernels_portable",
-       "et_ops/kernels/portable.h", "et_ops::kernels::portable::register_kernels", portable_operators()},
-      {"kernels_quantized", "libet_kernels_quantized.so", "et-kernels-quantized", "et_ops::kernels_quantized",
-       "et_ops/kernels/quantized.h", "et_ops::kernels::quantized::register_kernels", quantized_operators()},
-  };
+  static const std::vector<ComponentInfo> components = [] {
+    std::vector<ComponentInfo> all;
+    for (const KernelSetRow& row : kKernelSetRows) all.push_back(component_of(row));
+    return all;
+  }();
   return components;
 }
 

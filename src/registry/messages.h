@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "registry/table.h"
+#include "registry/batch.h"
 
 namespace et_ops::detail {
 
 // One operator of a batch that collides with a different registered copy.
 struct Collision {
-  RecordPtr registered;
-  RecordPtr incoming;
+  const Record* registered;
+  const Record* incoming;
 };
 
 std::string describe_origin(const Origin& origin);

@@ -3,14 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "et_ops/registry.h"
 #include "runtime/fault_injection.h"
 #include "runtime/load_errors.h"
 #include "runtime/program_impl.h"
-#include "runtime/written_arguments.h"
 
 namespace et_ops::runtime {
 namespace {
@@ -47,19 +45,16 @@ bool passes_constants(const Program::Impl& program) {
 
 // A kernel that writes a constant would fault on the read-only mapping, so
 // a program that names a constant where the kernel's schema says it writes
-// ("Tensor(a!) out") is a load error. Schemas without annotations cannot be
-// checked; such a write still faults rather than corrupting the program.
-void check_constant_writes(const Program::Impl& program) {
+// ("Tensor(a!) out") is a load error. The registry read the schema once,
+// at registration; schemas without annotations cannot be checked, and such
+// a write still faults rather than corrupting the program.
+void check_constant_writes(const Program::Impl& program, const std::vector<ResolvedKernel>& kernels) {
   if (!passes_constants(program)) return;
-  std::unordered_map<const void*, std::vector<bool>> written;
-  for (const RecordInfo& record : registered_records())
-    written.emplace(record.function, written_arguments(record.schema));
   for (std::size_t i = 0; i < program.instructions.size(); ++i) {
     const Program::Impl::Instruction& instruction = program.instructions[i];
-    const std::vector<bool>& flags = written[reinterpret_cast<const void*>(instruction.fn)];
-    for (std::size_t a = 0; a < instruction.arg_count && a < flags.size(); ++a) {
+    for (std::size_t a = 0; a < instruction.arg_count; ++a) {
       const uint32_t v = program.arg_values[instruction.first_arg + a];
-      if (flags[a] && holds_constant(program, v))
+      if (kernels[i].writes(a) && holds_constant(program, v))
         throw FormatError(fmt::format("{}: instructions[{}].args[{}] names value {}, a constant, where {} writes its "
                                       "argument {}; constants are read-only",
                                       program.path, i, a, v, program.model.instructions[i].op, a));
@@ -73,11 +68,13 @@ std::vector<std::string> resolve_operators(Program::Impl& program) {
   std::vector<std::string> unresolved;
   std::unordered_set<const void*> pinned;
   std::vector<const et_ops_tensor*> tensors;
+  std::vector<ResolvedKernel> kernels(program.instructions.size());
   for (std::size_t i = 0; i < program.instructions.size(); ++i) {
     Program::Impl::Instruction& instruction = program.instructions[i];
     const std::string& op = program.model.instructions[i].op;
     tensor_arguments(program, instruction, tensors);
-    instruction.fn = lookup(op, tensors.data(), tensors.size());
+    kernels[i] = lookup_kernel(op, tensors.data(), tensors.size());
+    instruction.fn = kernels[i].fn;
     if (instruction.fn == nullptr) {
       if (std::find(unresolved.begin(), unresolved.end(), op) == unresolved.end()) unresolved.push_back(op);
       continue;
@@ -86,7 +83,7 @@ std::vector<std::string> resolve_operators(Program::Impl& program) {
     if (pinned.insert(function).second) program.pins.pin(function);
     detail::maybe_fail_load_allocation();  // after a pin: a failed load must release it
   }
-  if (unresolved.empty()) check_constant_writes(program);
+  if (unresolved.empty()) check_constant_writes(program, kernels);
   return unresolved;
 }
 

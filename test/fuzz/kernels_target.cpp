@@ -21,6 +21,7 @@
 #include "et_ops/kernels/portable.h"
 #include "et_ops/kernels/quantized.h"
 #include "et_ops/registry.h"
+#include "et_ops/schema.h"
 #include "et_ops/value.h"
 #include "fuzz_input.h"
 #include "fuzz_targets.h"
@@ -46,33 +47,27 @@ struct Decoding {
 constexpr Decoding kQuantizedDecoding{false, 7};
 constexpr Decoding kPortableDecoding{true, kKindCount};
 
-// The argument kinds of a schema such as
-// "ns::op.out(Tensor input, float scale, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)".
+// The argument kinds of a schema, read with the registry's schema reader.
 std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
-  const std::size_t open = schema.find('(');
-  const std::size_t close = schema.rfind(") ->");
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-    target_failure(target, "a schema without an argument list");
   std::vector<Kind> kinds;
-  std::string_view rest = schema.substr(open + 1, close - open - 1);
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(", ");
-    const std::string_view argument = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
-    if (argument == "*") continue;
-    const std::string_view type = argument.substr(0, argument.find(' '));
-    if (type == "Tensor") kinds.push_back(Kind::Tensor);
-    else if (type == "Tensor?") kinds.push_back(Kind::OptionalTensor);
-    else if (type.substr(0, 7) == "Tensor(" && type.back() == ')') kinds.push_back(Kind::OutTensor);
-    else if (type == "int" || type == "SymInt") kinds.push_back(Kind::Int);
-    else if (type.back() == ']') kinds.push_back(Kind::IntList);  // int[], int[2], SymInt[]
-    else if (type == "bool") kinds.push_back(Kind::Bool);
-    else if (type == "Scalar") kinds.push_back(Kind::Scalar);
-    else if (type == "float") kinds.push_back(Kind::Float);
-    else if (type == "ScalarType") kinds.push_back(Kind::ScalarType);
-    else if (type == "ScalarType?") kinds.push_back(Kind::OptionalScalarType);
-    else target_failure(target, ("an argument type the target does not know: " + std::string(type)).c_str());
+  SchemaReader reader(schema);
+  SchemaArgument argument;
+  while (reader.next(argument)) {
+    switch (argument.kind) {
+      case ArgumentKind::Tensor: kinds.push_back(argument.written ? Kind::OutTensor : Kind::Tensor); break;
+      case ArgumentKind::OptionalTensor: kinds.push_back(Kind::OptionalTensor); break;
+      case ArgumentKind::Int: kinds.push_back(Kind::Int); break;
+      case ArgumentKind::IntList: kinds.push_back(Kind::IntList); break;
+      case ArgumentKind::Bool: kinds.push_back(Kind::Bool); break;
+      case ArgumentKind::Scalar: kinds.push_back(Kind::Scalar); break;
+      case ArgumentKind::Float: kinds.push_back(Kind::Float); break;
+      case ArgumentKind::ScalarType: kinds.push_back(Kind::ScalarType); break;
+      case ArgumentKind::OptionalScalarType: kinds.push_back(Kind::OptionalScalarType); break;
+      default:
+        target_failure(target, ("an argument type the target does not know: " + std::string(argument.type)).c_str());
+    }
   }
+  if (!reader.ok()) target_failure(target, reader.error());
   return kinds;
 }
 

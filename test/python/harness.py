@@ -24,7 +24,7 @@ def operators_in_def(component):
     """Operator names listed in src/kernels/<component>/operators.def."""
     with open(source_path("src", "kernels", component, "operators.def"), encoding="utf-8") as f:
         code = "".join(line for line in f if not line.lstrip().startswith("//"))
-    return re.findall(r'ET_OPS_OPERATOR\(\s*\w+,\s*"([^"]+)"', code)
+    return re.findall(r'ET_OPS_OPERATOR\(\s*\w+,\s*"([^"(]+)\(', code)
 
 
 def run_python(code, env_overrides=None, cwd=None, timeout=300):

@@ -13,13 +13,14 @@
 
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "et_ops/abi.h"
 #include "et_ops/dtype.h"
 #include "et_ops/export.h"
+#include "et_ops/int_list.h"
 #include "et_ops/kernel_context.h"
 #include "et_ops/registry.h"
+#include "et_ops/scalar.h"
 #include "et_ops/tensor.h"
 
 namespace et_ops::kernels::portable {
@@ -34,47 +35,9 @@ inline constexpr const char* kComponent = "kernels_portable";
 // fingerprint), as the loadable-library entry point returns it.
 ET_OPS_KERNELS_API const et_ops_manifest& manifest();
 
-// An aten `Scalar` argument: an int or a double, kept as the caller gave it,
-// because aten treats them differently (an integral tensor rejects a
-// floating alpha; an int64 alpha must stay exact).
-class Scalar {
- public:
-  constexpr Scalar(int value) : Scalar(static_cast<int64_t>(value)) {}  // NOLINT: literals convert
-  constexpr Scalar(int64_t value) : integral_(true), int_(value) {}      // NOLINT
-  constexpr Scalar(double value) : integral_(false), double_(value) {}   // NOLINT
-
-  constexpr bool is_integral() const { return integral_; }
-  // The integer value; only meaningful when is_integral().
-  constexpr int64_t to_int() const { return int_; }
-  constexpr double to_double() const { return integral_ ? static_cast<double>(int_) : double_; }
-
- private:
-  bool integral_;
-  int64_t int_ = 0;
-  double double_ = 0.0;
-};
-
-// A non-owning view of an int list argument (sizes, strides, dims...). The
-// elements must outlive the call it is passed to.
-class IntList {
- public:
-  constexpr IntList() = default;
-  constexpr IntList(const int64_t* data, int64_t size) : data_(data), size_(size) {}
-  IntList(const std::vector<int64_t>& values)  // NOLINT
-      : data_(values.data()), size_(static_cast<int64_t>(values.size())) {}
-  constexpr IntList(et_ops_int_list raw) : data_(raw.data), size_(raw.size) {}  // NOLINT
-
-  constexpr int64_t size() const { return size_; }
-  constexpr bool empty() const { return size_ == 0; }
-  constexpr const int64_t* data() const { return data_; }
-  constexpr int64_t operator[](int64_t i) const { return data_[i]; }
-  constexpr const int64_t* begin() const { return data_; }
-  constexpr const int64_t* end() const { return data_ + size_; }
-
- private:
-  const int64_t* data_ = nullptr;
-  int64_t size_ = 0;
-};
+// The argument types of the aten kernels (et_ops/scalar.h, et_ops/int_list.h).
+using Scalar = ::et_ops::Scalar;
+using IntList = ::et_ops::IntList;
 
 // ---- elementwise (float32, float64, int8, uint8, int16, int32, int64) ----
 

@@ -27,8 +27,8 @@ void AddLoop(const Q* a, const Q* b, std::size_t n, const QuantizedAdd& p, Q* ou
   const auto qmax = static_cast<int32_t>(p.quant_max);
   WriteEach(hn::ScalableTag<float>(), n, 2 * sizeof(Q), out, [&](auto df, std::size_t i) {
     const hn::RebindToSigned<decltype(df)> di;
-    PrefetchAhead(a, i, n);
-    PrefetchAhead(b, i, n);
+    PrefetchAhead(a, i, n, hn::Lanes(df));
+    PrefetchAhead(b, i, n, hn::Lanes(df));
     const auto qa = hn::ConvertTo(df, LoadAsI32(di, a + i));
     const auto qb = hn::ConvertTo(df, LoadAsI32(di, b + i));
     const auto da = hn::Mul(hn::Sub(qa, hn::Set(df, p.a_zero_point)), hn::Set(df, p.a_scale));

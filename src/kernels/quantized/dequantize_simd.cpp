@@ -22,7 +22,7 @@ template <typename Q>
 void DequantizeToF32Loop(const Q* in, std::size_t n, float zero_point, float scale, float* out) {
   WriteEach(hn::ScalableTag<float>(), n, sizeof(Q), out, [&](auto df, std::size_t i) {
     const hn::RebindToSigned<decltype(df)> di;
-    PrefetchAhead(in, i, n);
+    PrefetchAhead(in, i, n, hn::Lanes(df));
     const auto q = hn::ConvertTo(df, LoadAsI32(di, in + i));
     return hn::Mul(hn::Sub(q, hn::Set(df, zero_point)), hn::Set(df, scale));
   });
@@ -45,7 +45,7 @@ template <typename Q, typename Out>
 void DequantizeBinary64Loop(const Q* in, std::size_t n, double zero_point, double scale, Out* out) {
   WriteEach(hn::ScalableTag<double>(), n, sizeof(Q), out, [&](auto dd, std::size_t i) {
     const hn::Rebind<int32_t, decltype(dd)> di;
-    PrefetchAhead(in, i, n);
+    PrefetchAhead(in, i, n, hn::Lanes(dd));
     const auto q = hn::PromoteTo(dd, LoadAsI32(di, in + i));
     const auto w = hn::Mul(hn::Sub(q, hn::Set(dd, zero_point)), hn::Set(dd, scale));
     if constexpr (std::is_same_v<Out, double>) return w;

@@ -36,7 +36,7 @@ void QuantizeF32Loop(const float* in, std::size_t n, const PerTensorQuantize& p,
   const auto qmax = static_cast<int32_t>(p.quant_max);
   WriteEach(hn::ScalableTag<float>(), n, sizeof(float), out, [&](auto df, std::size_t i) {
     const hn::RebindToSigned<decltype(df)> di;
-    PrefetchAhead(in, i, n);
+    PrefetchAhead(in, i, n, hn::Lanes(df));
     const auto v = hn::Mul(hn::LoadU(df, in + i), hn::Set(df, p.inv));
     const auto t = hn::Add(hn::Round(v), hn::Set(df, p.zero_point));
     return DemoteFromI32<Q>(di, SaturateF32<kKind>(df, t, bounds, qmin, qmax));
@@ -70,7 +70,7 @@ void QuantizeBinary64Loop(const In* in, std::size_t n, const Binary64Quantize& p
   const auto qmax = static_cast<double>(p.quant_max);
   WriteEach(hn::ScalableTag<double>(), n, sizeof(In), out, [&](auto dd, std::size_t i) {
     const hn::Rebind<int32_t, decltype(dd)> di;
-    PrefetchAhead(in, i, n);
+    PrefetchAhead(in, i, n, hn::Lanes(dd));
     hn::VFromD<decltype(dd)> x;
     if constexpr (std::is_same_v<In, float>)
       x = hn::PromoteTo(dd, hn::LoadU(hn::Rebind<float, decltype(dd)>(), in + i));

@@ -120,11 +120,18 @@ HWY_INLINE hn::VFromD<DI> SaturateF64(DD dd, hn::VFromD<DD> t, double quant_min,
 // leaves a large read-mostly stream (f32 -> i8) well short of memcpy.
 constexpr std::size_t kPrefetchBytes = 4096;
 
-// Hints the line kPrefetchBytes past element i of in[0, n) (never past n).
+// Hints the line kPrefetchBytes past element i of in[0, n) (never past n)
+// for a step that reads `count` elements from i: once per cache line, since
+// a vector of narrow inputs covers a fraction of a line and a prefetch per
+// vector would only cost issue slots.
 template <typename T>
-HWY_INLINE void PrefetchAhead(const T* in, std::size_t i, std::size_t n) {
+HWY_INLINE void PrefetchAhead(const T* in, std::size_t i, std::size_t n, std::size_t count) {
   constexpr std::size_t kAhead = kPrefetchBytes / sizeof(T);
-  if (i + kAhead < n) hwy::Prefetch(in + i + kAhead);
+  constexpr uintptr_t kLine = 64;
+  if (i + kAhead >= n) return;
+  const T* ahead = in + i + kAhead;
+  const uintptr_t to_next_line = (kLine - reinterpret_cast<uintptr_t>(ahead) % kLine) % kLine;
+  if (to_next_line < count * sizeof(T)) hwy::Prefetch(ahead + to_next_line / sizeof(T));
 }
 
 // Runs that move at least streaming_threshold_bytes() (read plus written;

@@ -1,14 +1,10 @@
-// A tiny kernel library used to test duplicate handling: the build compiles
-// it into several shared objects (identical copies), and
-// test_kernels_modified.cpp compiles it with a changed kernel (a different
-// copy, with a different fingerprint).
-#include <cstddef>
+// A tiny kernel library used to test duplicate handling, written with the
+// kernel library kit: the build compiles it into several shared objects
+// (identical copies), and test_kernels_modified.cpp compiles it with a
+// changed kernel (a different copy, with a different fingerprint).
 #include <cstdint>
 
-#include "common/library.h"
-#include "et_ops/abi.h"
-#include "et_ops/export.h"
-#include FINGERPRINT_HEADER
+#include "et_ops/kernel_library.h"
 
 #ifndef TEST_KERNEL_OFFSET
 #define TEST_KERNEL_OFFSET 1
@@ -16,35 +12,36 @@
 
 namespace {
 
-// Adds TEST_KERNEL_OFFSET to every int64 element of argument 0 into argument 1.
-void add_offset(et_ops_kernel_context* ctx, et_ops_value* const* args, std::size_t count) {
-  if (count != 2 || args[0]->tag != ET_OPS_VALUE_TENSOR || args[1]->tag != ET_OPS_VALUE_TENSOR) {
-    ctx->failed = 1;
-    return;
+// Adds TEST_KERNEL_OFFSET to every int64 element of self into out.
+bool add_offset(et_ops::KernelContext& ctx, et_ops::TensorRef self, et_ops::TensorRef out) {
+  if (self.dtype() != et_ops::DType::Int64 || out.dtype() != et_ops::DType::Int64 || self.numel() != out.numel()) {
+    ctx.fail("et_test::add_offset.out: expected two int64 tensors of equal size");
+    return false;
   }
-  const auto* in = static_cast<const int64_t*>(args[0]->u.tensor->data);
-  auto* out = static_cast<int64_t*>(args[1]->u.tensor->data);
-  for (int64_t i = 0; i < args[0]->u.tensor->numel; ++i) out[i] = in[i] + TEST_KERNEL_OFFSET;
+  for (int64_t i = 0; i < self.numel(); ++i) out.data_as<int64_t>()[i] = self.data_as<int64_t>()[i] + TEST_KERNEL_OFFSET;
+  return true;
 }
 
-void negate(et_ops_kernel_context*, et_ops_value* const* args, std::size_t) {
-  const auto* in = static_cast<const int64_t*>(args[0]->u.tensor->data);
-  auto* out = static_cast<int64_t*>(args[1]->u.tensor->data);
-  for (int64_t i = 0; i < args[0]->u.tensor->numel; ++i) out[i] = -in[i];
+bool negate(et_ops::KernelContext& ctx, et_ops::TensorRef self, et_ops::TensorRef out) {
+  if (self.dtype() != et_ops::DType::Int64 || out.dtype() != et_ops::DType::Int64 || self.numel() != out.numel()) {
+    ctx.fail("et_test::negate.out: expected two int64 tensors of equal size");
+    return false;
+  }
+  for (int64_t i = 0; i < self.numel(); ++i) out.data_as<int64_t>()[i] = -self.data_as<int64_t>()[i];
+  return true;
 }
 
-void identity(et_ops_kernel_context*, et_ops_value* const*, std::size_t) {}
+bool identity(et_ops::KernelContext& ctx, et_ops::TensorRef, et_ops::TensorRef) { return ctx.ok(); }
 
-const et_ops::kernels::detail::OperatorEntry kOperators[] = {
-    {"et_test::add_offset.out", "et_test::add_offset.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", &add_offset},
-    {"et_test::negate.out", "et_test::negate.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", &negate},
-    {"et_test::identity.out", "et_test::identity.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", &identity},
-};
+const et_ops::KernelLibrary& library() {
+  static const et_ops::KernelLibrary instance("test_kernels", "1.0", {
+      et_ops::kernel<&add_offset>("et_test::add_offset.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+      et_ops::kernel<&negate>("et_test::negate.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+      et_ops::kernel<&identity>("et_test::identity.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+  });
+  return instance;
+}
 
 }  // namespace
 
-extern "C" ET_OPS_VISIBLE const et_ops_manifest* et_ops_kernel_library_manifest(void) {
-  static const et_ops::kernels::detail::StaticManifest manifest("test_kernels", "1.0", ET_OPS_TEST_DIGEST, kOperators,
-                                                                 3);
-  return &manifest.manifest();
-}
+ET_OPS_LOADABLE_KERNEL_LIBRARY(library);

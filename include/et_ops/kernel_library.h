@@ -1,0 +1,576 @@
+// The kit for writing a kernel library: header-only, over libet_ops.
+//
+//   bool scale_out(et_ops::KernelContext& ctx, et_ops::TensorRef self, double factor, et_ops::TensorRef out);
+//
+//   const et_ops::KernelLibrary& library() {
+//     static const et_ops::KernelLibrary instance("acme_kernels", "1.2.0", {
+//         et_ops::kernel<&scale_out>("acme::scale.out(Tensor self, float factor, *, Tensor(a!) out) -> Tensor(a!)"),
+//     });
+//     return instance;
+//   }
+//   ET_OPS_LOADABLE_KERNEL_LIBRARY(library)
+//
+// et_ops::kernel<&fn>(schema) takes the operator name from the schema and
+// makes the C-ABI kernel that unpacks the call's arguments into fn's typed
+// parameters: KernelContext& first, then one parameter per schema argument
+// in order, out arguments last; fn returns ctx.ok(). A signature that does
+// not match its schema is a compile error when the definition is a constant
+// expression (constexpr), else an error from register_kernels() naming the
+// operator and the argument. See docs/writing-kernels.md.
+#ifndef ET_OPS_KERNEL_LIBRARY_H
+#define ET_OPS_KERNEL_LIBRARY_H
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "et_ops/abi.h"
+#include "et_ops/dtype.h"
+#include "et_ops/export.h"
+#include "et_ops/fingerprint.h"
+#include "et_ops/int_list.h"
+#include "et_ops/kernel_context.h"
+#include "et_ops/registry.h"
+#include "et_ops/scalar.h"
+#include "et_ops/schema.h"
+#include "et_ops/tensor.h"
+
+// The build helpers (et-ops-fingerprint; et_ops_fingerprint() in CMake)
+// generate a header that defines ET_OPS_KERNEL_LIBRARY_DIGEST, the digest of
+// the library's sources and numerics-relevant compiler settings, and name it
+// in ET_OPS_KERNEL_LIBRARY_DIGEST_HEADER.
+#if defined(ET_OPS_KERNEL_LIBRARY_DIGEST_HEADER)
+#include ET_OPS_KERNEL_LIBRARY_DIGEST_HEADER
+#endif
+#if defined(ET_OPS_KERNEL_LIBRARY_DIGEST)
+#define ET_OPS_DETAIL_LIBRARY_DIGEST ET_OPS_KERNEL_LIBRARY_DIGEST
+#else
+#define ET_OPS_DETAIL_LIBRARY_DIGEST nullptr
+#endif
+
+namespace et_ops {
+
+// How a schema argument arrives as a C++ parameter: one specialisation per
+// parameter type, with the schema kind it stands for and how it is read.
+template <typename T>
+struct KernelArgument;  // no mapping: see the static_assert in kernel<>()
+
+namespace detail {
+
+// Reads argument i of a C-ABI call. Every accessor reports a mismatch once,
+// through the context, naming the operator and the argument, and returns a
+// harmless placeholder; the kernel runs only when every argument was read.
+class ArgumentReader {
+ public:
+  ArgumentReader(et_ops_kernel_context* ctx, const char* schema, et_ops_value* const* args, std::size_t count,
+                 std::size_t expected)
+      : ctx_(KernelContext::from(ctx)), schema_(schema ? schema : ""), args_(args), count_(count) {
+    // The schema is read only to name what is wrong, never on the way to a kernel.
+    if (count != expected)
+      ctx_.fail(op() + ": expected " + std::to_string(expected) + " arguments, got " + std::to_string(count));
+  }
+
+  bool ok() const { return ctx_.ok(); }
+  KernelContext& context() { return ctx_; }
+
+  // The tag of argument i, or -1 when it is missing.
+  int32_t tag(std::size_t i) const { return i < count_ && args_[i] != nullptr ? args_[i]->tag : -1; }
+  bool is_none(std::size_t i) const { return tag(i) == ET_OPS_VALUE_NONE; }
+
+  TensorRef tensor(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_TENSOR);
+    if (v == nullptr || v->u.tensor == nullptr) {
+      if (v != nullptr) fail(i, "is a null tensor");
+      return TensorRef(placeholder_);
+    }
+    return TensorRef(*v->u.tensor);
+  }
+
+  int64_t integer(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_INT);
+    return v ? v->u.i : 0;
+  }
+
+  // A schema `float` accepts a double value, or an int value (exact).
+  double floating(std::size_t i) {
+    if (tag(i) == ET_OPS_VALUE_INT) return static_cast<double>(args_[i]->u.i);
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_DOUBLE);
+    return v ? v->u.d : 0.0;
+  }
+
+  bool boolean(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_BOOL);
+    return v ? v->u.b != 0 : false;
+  }
+
+  DType scalar_type(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_SCALAR_TYPE);
+    if (v == nullptr) return DType::Float32;
+    if (v->u.scalar_type < 0 || v->u.scalar_type >= kDTypeCount) {
+      fail(i, "is not a valid scalar type (" + std::to_string(v->u.scalar_type) + ")");
+      return DType::Float32;
+    }
+    return static_cast<DType>(v->u.scalar_type);
+  }
+
+  IntList int_list(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_INT_LIST);
+    if (v == nullptr) return IntList();
+    if (v->u.int_list.size < 0 || (v->u.int_list.size > 0 && v->u.int_list.data == nullptr)) {
+      fail(i, "is a malformed int list");
+      return IntList();
+    }
+    return IntList(v->u.int_list);
+  }
+
+  TensorList tensor_list(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_TENSOR_LIST);
+    if (v == nullptr) return TensorList();
+    const et_ops_tensor_list& list = v->u.tensor_list;
+    if (list.size < 0 || (list.size > 0 && list.data == nullptr)) {
+      fail(i, "is a malformed tensor list");
+      return TensorList();
+    }
+    for (int64_t e = 0; e < list.size; ++e)
+      if (list.data[e] == nullptr) {
+        fail(i, "holds a null tensor at " + std::to_string(e));
+        return TensorList();
+      }
+    return TensorList(list);
+  }
+
+  // An aten Scalar arrives as an int or a double value; which one matters.
+  Scalar scalar(std::size_t i) {
+    if (tag(i) == ET_OPS_VALUE_INT) return Scalar(args_[i]->u.i);
+    return Scalar(floating(i));
+  }
+
+  // Reports argument i as wrong: "<op>: argument <i> ('<name>') <what>".
+  void fail(std::size_t i, const std::string& what) {
+    if (ctx_.ok()) ctx_.fail(op() + ": argument " + std::to_string(i) + " ('" + name(i) + "') " + what);
+  }
+
+ private:
+  const et_ops_value* arg(std::size_t i, int32_t expected_tag) {
+    if (!ctx_.ok()) return nullptr;
+    if (tag(i) == -1) {
+      fail(i, "is missing");
+      return nullptr;
+    }
+    if (args_[i]->tag != expected_tag) {
+      fail(i, std::string("must be ") + value_tag(expected_tag) + ", got " + value_tag(args_[i]->tag));
+      return nullptr;
+    }
+    return args_[i];
+  }
+
+  std::string op() const {
+    const std::string_view name = schema_operator_name(schema_);
+    return name.empty() ? std::string("kernel") : std::string(name);
+  }
+
+  std::string name(std::size_t i) const {
+    SchemaReader reader(schema_);
+    SchemaArgument argument;
+    for (std::size_t position = 0; reader.next(argument); ++position)
+      if (position == i) return std::string(argument.name);
+    return "?";
+  }
+
+  static const char* value_tag(int32_t tag) {
+    switch (tag) {
+      case ET_OPS_VALUE_NONE: return "none";
+      case ET_OPS_VALUE_INT: return "an int";
+      case ET_OPS_VALUE_DOUBLE: return "a double";
+      case ET_OPS_VALUE_BOOL: return "a bool";
+      case ET_OPS_VALUE_SCALAR_TYPE: return "a scalar type";
+      case ET_OPS_VALUE_INT_LIST: return "an int list";
+      case ET_OPS_VALUE_TENSOR: return "a tensor";
+      case ET_OPS_VALUE_TENSOR_LIST: return "a tensor list";
+      default: return "an invalid value";
+    }
+  }
+
+  KernelContext& ctx_;
+  const char* schema_;
+  et_ops_value* const* args_;
+  std::size_t count_;
+  et_ops_tensor placeholder_{nullptr, nullptr, nullptr, nullptr, 0, ET_OPS_DTYPE_FLOAT32, 0};
+};
+
+// The optional kind of a kind that has one.
+constexpr ArgumentKind optional_kind(ArgumentKind kind) {
+  switch (kind) {
+    case ArgumentKind::Tensor: return ArgumentKind::OptionalTensor;
+    case ArgumentKind::Int: return ArgumentKind::OptionalInt;
+    case ArgumentKind::IntList: return ArgumentKind::OptionalIntList;
+    case ArgumentKind::Float: return ArgumentKind::OptionalFloat;
+    case ArgumentKind::Bool: return ArgumentKind::OptionalBool;
+    case ArgumentKind::Scalar: return ArgumentKind::OptionalScalar;
+    case ArgumentKind::ScalarType: return ArgumentKind::OptionalScalarType;
+    default: return ArgumentKind::Other;
+  }
+}
+
+template <typename T, typename = void>
+struct is_kernel_argument : std::false_type {};
+template <typename T>
+struct is_kernel_argument<T, std::void_t<decltype(KernelArgument<T>::kind)>> : std::true_type {};
+
+}  // namespace detail
+
+// ---- the type mapping ----
+
+template <>
+struct KernelArgument<TensorRef> {
+  static constexpr ArgumentKind kind = ArgumentKind::Tensor;
+  static TensorRef read(detail::ArgumentReader& a, std::size_t i) { return a.tensor(i); }
+};
+template <>
+struct KernelArgument<TensorList> {
+  static constexpr ArgumentKind kind = ArgumentKind::TensorList;
+  static TensorList read(detail::ArgumentReader& a, std::size_t i) { return a.tensor_list(i); }
+};
+template <>
+struct KernelArgument<int64_t> {
+  static constexpr ArgumentKind kind = ArgumentKind::Int;
+  static int64_t read(detail::ArgumentReader& a, std::size_t i) { return a.integer(i); }
+};
+template <>
+struct KernelArgument<IntList> {
+  static constexpr ArgumentKind kind = ArgumentKind::IntList;
+  static IntList read(detail::ArgumentReader& a, std::size_t i) { return a.int_list(i); }
+};
+template <>
+struct KernelArgument<double> {
+  static constexpr ArgumentKind kind = ArgumentKind::Float;
+  static double read(detail::ArgumentReader& a, std::size_t i) { return a.floating(i); }
+};
+template <>
+struct KernelArgument<bool> {
+  static constexpr ArgumentKind kind = ArgumentKind::Bool;
+  static bool read(detail::ArgumentReader& a, std::size_t i) { return a.boolean(i); }
+};
+template <>
+struct KernelArgument<Scalar> {
+  static constexpr ArgumentKind kind = ArgumentKind::Scalar;
+  static Scalar read(detail::ArgumentReader& a, std::size_t i) { return a.scalar(i); }
+};
+template <>
+struct KernelArgument<DType> {
+  static constexpr ArgumentKind kind = ArgumentKind::ScalarType;
+  static DType read(detail::ArgumentReader& a, std::size_t i) { return a.scalar_type(i); }
+};
+// Optional arguments: none, or the value of the type inside.
+template <typename T>
+struct KernelArgument<std::optional<T>> {
+  static constexpr ArgumentKind kind = detail::optional_kind(KernelArgument<T>::kind);
+  static std::optional<T> read(detail::ArgumentReader& a, std::size_t i) {
+    if (a.is_none(i)) return std::nullopt;
+    return KernelArgument<T>::read(a, i);
+  }
+};
+
+// The C++ parameter type that stands for a schema kind.
+constexpr const char* kernel_parameter_type(ArgumentKind kind) {
+  switch (kind) {
+    case ArgumentKind::Tensor: return "et_ops::TensorRef";
+    case ArgumentKind::OptionalTensor: return "std::optional<et_ops::TensorRef>";
+    case ArgumentKind::TensorList: return "et_ops::TensorList";
+    case ArgumentKind::Int: return "int64_t";
+    case ArgumentKind::OptionalInt: return "std::optional<int64_t>";
+    case ArgumentKind::IntList: return "et_ops::IntList";
+    case ArgumentKind::OptionalIntList: return "std::optional<et_ops::IntList>";
+    case ArgumentKind::Float: return "double";
+    case ArgumentKind::OptionalFloat: return "std::optional<double>";
+    case ArgumentKind::Bool: return "bool";
+    case ArgumentKind::OptionalBool: return "std::optional<bool>";
+    case ArgumentKind::Scalar: return "et_ops::Scalar";
+    case ArgumentKind::OptionalScalar: return "std::optional<et_ops::Scalar>";
+    case ArgumentKind::ScalarType: return "et_ops::DType";
+    case ArgumentKind::OptionalScalarType: return "std::optional<et_ops::DType>";
+    case ArgumentKind::Other: break;
+  }
+  return "no parameter type (the kit does not map this schema type)";
+}
+
+// What kernel<&fn>() found when it compared fn's parameters with the schema.
+struct SignatureCheck {
+  enum class Problem : uint8_t { None, Schema, TooFewParameters, TooManyParameters, KindMismatch };
+  Problem problem = Problem::None;
+  std::size_t argument = 0;  // the schema argument concerned (for Schema: the offset of the error)
+  ArgumentKind schema_kind = ArgumentKind::Other;
+  ArgumentKind parameter_kind = ArgumentKind::Other;
+  const char* schema_error = nullptr;
+  constexpr bool ok() const { return problem == Problem::None; }
+};
+
+// One kernel of a library: what et_ops::kernel<&fn>(schema) makes.
+struct KernelDefinition {
+  const char* schema = nullptr;
+  const char* key = "";  // "" for the fallback kernel, else a KernelKey text
+  et_ops_kernel_fn fn = nullptr;
+  SignatureCheck check;
+  std::atomic<const char*>* schema_slot = nullptr;  // where fn's C-ABI kernel finds its schema
+};
+
+namespace detail {
+
+template <typename F>
+struct KernelSignature {
+  static constexpr bool valid = false;
+};
+template <typename... P>
+struct KernelSignature<bool (*)(KernelContext&, P...)> {
+  static constexpr bool valid = true;
+  static constexpr std::size_t count = sizeof...(P);
+  static constexpr bool arguments_mapped = (is_kernel_argument<P>::value && ...);
+};
+
+template <typename P>
+constexpr ArgumentKind parameter_kind() {
+  if constexpr (is_kernel_argument<P>::value) return KernelArgument<P>::kind;
+  else return ArgumentKind::Other;
+}
+template <typename... P>
+constexpr SignatureCheck check_signature(bool (*)(KernelContext&, P...), std::string_view schema) {
+  constexpr std::array<ArgumentKind, sizeof...(P) + 1> kinds{parameter_kind<P>()..., ArgumentKind::Other};
+  SignatureCheck check;
+  SchemaReader reader(schema);
+  SchemaArgument argument;
+  std::size_t i = 0;
+  while (reader.next(argument)) {
+    if (i == sizeof...(P)) {
+      check.problem = SignatureCheck::Problem::TooFewParameters;
+      check.argument = i;
+      check.schema_kind = argument.kind;
+      return check;
+    }
+    if (argument.kind == ArgumentKind::Other || argument.kind != kinds[i]) {
+      check.problem = SignatureCheck::Problem::KindMismatch;
+      check.argument = i;
+      check.schema_kind = argument.kind;
+      check.parameter_kind = kinds[i];
+      return check;
+    }
+    ++i;
+  }
+  if (!reader.ok()) {
+    check.problem = SignatureCheck::Problem::Schema;
+    check.schema_error = reader.error();
+    check.argument = reader.error_offset();
+  } else if (i < sizeof...(P)) {
+    check.problem = SignatureCheck::Problem::TooManyParameters;
+    check.argument = i;
+    check.parameter_kind = kinds[i];
+  }
+  return check;
+}
+
+// Where the C-ABI kernel of Fn finds its schema (for the names in its
+// messages); set when a KernelLibrary is built.
+template <auto Fn>
+inline std::atomic<const char*> kernel_schema{nullptr};
+
+template <auto Fn, typename... P, std::size_t... I>
+void unpack_and_call(bool (*)(KernelContext&, P...), ArgumentReader& a, std::index_sequence<I...>) {
+  // Braced initialisation reads the arguments in order, so the first bad
+  // one is the one reported.
+  std::tuple<P...> values{KernelArgument<P>::read(a, I)...};
+  if (a.ok()) Fn(a.context(), std::get<I>(values)...);
+}
+
+// The C-ABI kernel of a typed kernel Fn.
+template <auto Fn>
+void abi_kernel(et_ops_kernel_context* ctx, et_ops_value* const* args, std::size_t count) {
+  ArgumentReader a(ctx, kernel_schema<Fn>.load(std::memory_order_acquire), args, count,
+                   KernelSignature<decltype(Fn)>::count);
+  if (a.ok()) unpack_and_call<Fn>(Fn, a, std::make_index_sequence<KernelSignature<decltype(Fn)>::count>{});
+}
+
+// Called only when a signature check fails: in a constant expression
+// (a constexpr KernelDefinition) that makes the mismatch a compile error
+// naming this function; at run time it does nothing and KernelLibrary
+// reports the mismatch from register_kernels().
+inline void kernel_signature_does_not_match_its_schema() {}
+
+}  // namespace detail
+
+// The kernel `Fn` for the operator of `schema`. `key` is "" for the fallback
+// kernel, or a kernel key text (et_ops::KernelKey::text()) for a kernel
+// specialised to its tensors' dtypes and dim orders.
+template <auto Fn>
+constexpr KernelDefinition kernel(const char* schema, const char* key = "") {
+  using Signature = detail::KernelSignature<decltype(Fn)>;
+  static_assert(Signature::valid,
+                "et_ops::kernel<&fn>: fn must be a function bool fn(et_ops::KernelContext&, ...) "
+                "(a kernel returns ctx.ok())");
+  if constexpr (Signature::valid) {
+    static_assert(Signature::arguments_mapped,
+                  "et_ops::kernel<&fn>: a parameter of fn has a type that no schema type maps to; use "
+                  "TensorRef, std::optional<TensorRef>, TensorList, int64_t, std::optional<int64_t>, double, "
+                  "std::optional<double>, bool, std::optional<bool>, et_ops::Scalar, std::optional<Scalar>, "
+                  "DType, std::optional<DType>, IntList or std::optional<IntList> (see docs/writing-kernels.md)");
+    KernelDefinition definition;
+    definition.schema = schema;
+    definition.key = key;
+    definition.fn = &detail::abi_kernel<Fn>;
+    definition.check = detail::check_signature(Fn, schema);
+    definition.schema_slot = &detail::kernel_schema<Fn>;
+    if (!definition.check.ok()) detail::kernel_signature_does_not_match_its_schema();
+    return definition;
+  }
+  return KernelDefinition{};
+}
+
+// A kernel library: its component name, version and kernels, the records
+// and fingerprints of its manifest, and explicit registration. Build one as
+// a function-local static (no static initializer runs before main).
+class KernelLibrary {
+ public:
+  // `digest` is the build helper's source digest (see the top of this
+  // file); without one, every copy of the library gets fingerprints that
+  // match no other copy, so first-wins treats copies as different.
+  KernelLibrary(const char* component, const char* version, std::initializer_list<KernelDefinition> kernels,
+                const char* digest = ET_OPS_DETAIL_LIBRARY_DIGEST)
+      : KernelLibrary(component, version, kernels.begin(), kernels.size(), digest) {}
+  KernelLibrary(const char* component, const char* version, const KernelDefinition* kernels, std::size_t count,
+                const char* digest = ET_OPS_DETAIL_LIBRARY_DIGEST)
+      : component_(component ? component : ""), version_(version ? version : ""), kernels_(kernels, kernels + count) {
+    const std::string library_digest = digest != nullptr ? std::string(digest) : unfingerprinted_digest();
+    for (const KernelDefinition& k : kernels_)
+      if (!k.check.ok() || k.fn == nullptr) note_error(k);
+    if (ok()) {
+      for (const KernelDefinition& k : kernels_) {
+        const char* unset = nullptr;
+        k.schema_slot->compare_exchange_strong(unset, k.schema);  // the first library to name fn wins
+        names_.emplace_back(schema_operator_name(k.schema));
+        fingerprints_.push_back((digest != nullptr ? "" : "unfingerprinted-") +
+                                operator_fingerprint(library_digest, names_.back()));
+      }
+      // The records point into names_ and fingerprints_, complete by now.
+      for (std::size_t i = 0; i < kernels_.size(); ++i)
+        records_.push_back(et_ops_kernel_record{names_[i].c_str(), kernels_[i].key, kernels_[i].fn,
+                                                kernels_[i].schema, fingerprints_[i].c_str()});
+    }
+    manifest_ = et_ops_manifest{ET_OPS_ABI_VERSION, sizeof(et_ops_kernel_record), component_.c_str(),
+                                version_.c_str(), records_.data(), records_.size()};
+  }
+  KernelLibrary(const KernelLibrary&) = delete;
+  KernelLibrary& operator=(const KernelLibrary&) = delete;
+
+  // Whether every kernel matches its schema; error() says which does not.
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  const std::string& component() const { return component_; }
+  const std::string& version() const { return version_; }
+  // The manifest: the C ABI's view of the library. Empty when !ok().
+  const et_ops_manifest& manifest() const { return manifest_; }
+  const std::vector<KernelDefinition>& kernels() const { return kernels_; }
+
+  // Registers every kernel into the process registry as one batch, with
+  // this library's path as origin. Idempotent.
+  [[nodiscard]] RegistrationResult register_kernels() const {
+    if (!ok()) return RegistrationResult(ET_OPS_ERROR_INVALID, error_, 0, 0, 0);
+    et_ops_registration_result raw = et_ops_register_manifest(&manifest_);
+    std::string message = raw.message ? raw.message : "";
+    et_ops_string_free(raw.message);
+    return RegistrationResult(static_cast<et_ops_status>(raw.status), std::move(message), raw.registered,
+                              raw.deduplicated, raw.unchanged);
+  }
+
+  // For the loadable-library entry points (ET_OPS_LOADABLE_KERNEL_LIBRARY).
+  const et_ops_manifest* loadable_manifest() const { return ok() ? &manifest_ : nullptr; }
+  const char* loadable_error() const { return ok() ? nullptr : error_.c_str(); }
+
+ private:
+  static std::string unfingerprinted_digest() {
+    std::random_device random;
+    std::string digest;
+    for (int i = 0; i < 4; ++i) digest += std::to_string(random());
+    return digest;
+  }
+
+  void note_error(const KernelDefinition& k) {
+    const std::string_view schema = k.schema ? k.schema : "";
+    std::string op(schema_operator_name(schema));
+    if (op.empty()) op = "a kernel";
+    std::string text = "kernel library " + component_ + ": " + op + ": ";
+    const SignatureCheck& c = k.check;
+    switch (c.problem) {
+      case SignatureCheck::Problem::Schema:
+        text += "the schema does not parse at offset " + std::to_string(c.argument) + ": " + c.schema_error +
+                " (in \"" + std::string(schema) + "\")";
+        break;
+      case SignatureCheck::Problem::TooFewParameters:
+        text += "the schema lists more arguments than the kernel takes: argument " + std::to_string(c.argument) +
+                " ('" + argument_name(schema, c.argument) + "') has no parameter";
+        break;
+      case SignatureCheck::Problem::TooManyParameters:
+        text += "the kernel takes more parameters than the schema lists arguments (" + std::to_string(c.argument) +
+                "): its parameter " + std::to_string(c.argument + 1) + " (" + kernel_parameter_type(c.parameter_kind) +
+                ") has no argument";
+        break;
+      case SignatureCheck::Problem::KindMismatch:
+        text += "argument " + std::to_string(c.argument) + " ('" + argument_name(schema, c.argument) + "') is '" +
+                argument_type(schema, c.argument) + "' in the schema, which takes " +
+                kernel_parameter_type(c.schema_kind) + ", but the kernel's parameter " +
+                std::to_string(c.argument + 1) + " is " + kernel_parameter_type(c.parameter_kind);
+        break;
+      case SignatureCheck::Problem::None: text += "the kernel has no function"; break;
+    }
+    if (error_.empty()) error_ = text;
+    else error_ += "\n" + text;
+  }
+
+  static std::string argument_name(std::string_view schema, std::size_t i) { return std::string(argument_at(schema, i).name); }
+  static std::string argument_type(std::string_view schema, std::size_t i) { return std::string(argument_at(schema, i).type); }
+  static SchemaArgument argument_at(std::string_view schema, std::size_t i) {
+    SchemaReader reader(schema);
+    SchemaArgument argument;
+    for (std::size_t position = 0; reader.next(argument); ++position)
+      if (position == i) return argument;
+    return SchemaArgument{};
+  }
+
+  std::string component_;
+  std::string version_;
+  std::vector<KernelDefinition> kernels_;
+  std::vector<std::string> names_;
+  std::vector<std::string> fingerprints_;
+  std::vector<et_ops_kernel_record> records_;
+  et_ops_manifest manifest_{};
+  std::string error_;
+};
+
+}  // namespace et_ops
+
+// The entry points of a kernel library loaded by path (et-ops run
+// --load-library, et_ops.load_library(), et_ops::load_kernel_library):
+// `library` names a function returning the library's KernelLibrary. A
+// private static copy of a library (ET_OPS_STATIC_KERNELS) exports none.
+// Either form is a complete declaration, with or without a ';' after it.
+#if defined(ET_OPS_STATIC_KERNELS)
+#define ET_OPS_LOADABLE_KERNEL_LIBRARY(library) \
+  extern "C" {                                 \
+  }
+#else
+#define ET_OPS_LOADABLE_KERNEL_LIBRARY(library)                                                            \
+  extern "C" ET_OPS_VISIBLE const et_ops_manifest* et_ops_kernel_library_manifest(void) {                 \
+    return (library)().loadable_manifest();                                                                \
+  }                                                                                                        \
+  extern "C" ET_OPS_VISIBLE const char* et_ops_kernel_library_error(void) { return (library)().loadable_error(); }
+#endif
+
+#endif  // ET_OPS_KERNEL_LIBRARY_H
