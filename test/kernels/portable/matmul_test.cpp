@@ -1,18 +1,24 @@
-// aten::mm.out and aten::addmm.out: hand-computed products, float32
-// accumulation order, layouts, bias broadcasting, zero sizes and errors.
+// aten::mm.out, aten::addmm.out and aten::linear.out: hand-computed
+// products, the documented float32 summation order bit for bit on every
+// SIMD target (tails of every size, every layout), bias broadcasting, zero
+// sizes and errors.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "et_ops/kernels/portable.h"
+#include "simd_targets.h"
 #include "test_util.h"
 
 using et_ops::DType;
 using et_ops::KernelContext;
+using et_ops::TensorRef;
 using et_ops::test::bits_of;
+using et_ops::test::first_difference;
 using et_ops::test::Owned;
 namespace portable = et_ops::kernels::portable;
 
@@ -195,4 +201,314 @@ TEST_CASE("mm and addmm: errors name the argument and the value", "[portable][mm
     CHECK_FALSE(portable::addmm_out(ctx, bias, a, b, 1e39, 1, out));
     CHECK_ERROR(ctx, "beta = 1e+39 cannot be converted to float32");
   }
+}
+
+// ---- the documented summation order, on every SIMD target ----
+
+namespace {
+
+using Sizes = std::vector<int64_t>;
+const std::vector<uint8_t> kRowMajor = {0, 1};
+const std::vector<uint8_t> kColumnMajor = {1, 0};
+
+// The numeric contract, written out: out[i, j] starts from +0.0f and adds
+// a[i, p] * b[p, j] for p = 0, 1, ... (b given as b_at(p, j)), each product
+// and each sum rounded to float; then adds bias[j] if there is one.
+template <typename B>
+std::vector<float> reference_product(int64_t m, int64_t k, int64_t n, const std::vector<float>& a, B b_at,
+                                     const std::vector<float>* bias) {
+  std::vector<float> out;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < k; ++p) {
+        const float product = a[static_cast<std::size_t>(i * k + p)] * b_at(p, j);
+        sum = sum + product;
+      }
+      if (bias != nullptr) sum = sum + (*bias)[bias->size() == 1 ? 0 : static_cast<std::size_t>(j)];
+      out.push_back(sum);
+    }
+  return out;
+}
+
+struct Product {
+  int64_t m, k, n;
+};
+
+// Tails of every kind for vectors of 1 to 16 floats and tiles of 6 or 12
+// rows, depths over one block (256) and not a multiple of it.
+const Product kProducts[] = {{1, 1, 1},   {1, 512, 1000}, {3, 300, 70}, {13, 7, 17}, {6, 256, 16}, {7, 513, 33},
+                             {64, 64, 64}, {2, 0, 5},     {25, 40, 129}, {12, 3, 48}, {5, 9, 2},   {130, 20, 3}};
+
+}  // namespace
+
+TEST_CASE("mm: the documented summation order, bit for bit, on every SIMD target and layout",
+          "[portable][mm][simd]") {
+  auto rng = et_ops::test::seeded_rng(23);
+  for (const Product& s : kProducts) {
+    const auto a_values = et_ops::test::random_floats(rng, s.m * s.k);
+    const auto b_values = et_ops::test::random_floats(rng, s.k * s.n);
+    const auto expected = reference_product(
+        s.m, s.k, s.n, a_values, [&](int64_t p, int64_t j) { return b_values[static_cast<std::size_t>(p * s.n + j)]; },
+        nullptr);
+    for (const auto& a_order : {kRowMajor, kColumnMajor})
+      for (const auto& b_order : {kRowMajor, kColumnMajor}) {
+        Owned<float> a({s.m, s.k}, a_values, a_order);
+        Owned<float> b({s.k, s.n}, b_values, b_order);
+        INFO("[" << s.m << ", " << s.k << "] @ [" << s.k << ", " << s.n << "], orders " << int(a_order[0]) << " "
+                 << int(b_order[0]));
+        et_ops::test::for_each_simd_target([&] {
+          for (const auto& out_order : {kRowMajor, kColumnMajor}) {
+            Owned<float> out({s.m, s.n}, Owned<float>::filled({s.m, s.n}, -7), out_order);
+            KernelContext ctx;
+            REQUIRE(portable::mm_out(ctx, a, b, out));
+            CHECK(first_difference(out.logical(), expected) == -1);
+          }
+        });
+      }
+  }
+}
+
+TEST_CASE("addmm: beta * self + alpha * (the documented sum), on every SIMD target", "[portable][addmm][simd]") {
+  auto rng = et_ops::test::seeded_rng(29);
+  const Product s{9, 300, 37};
+  const auto a_values = et_ops::test::random_floats(rng, s.m * s.k);
+  const auto b_values = et_ops::test::random_floats(rng, s.k * s.n);
+  const auto bias_values = et_ops::test::random_floats(rng, s.n);
+  const auto sums = reference_product(
+      s.m, s.k, s.n, a_values, [&](int64_t p, int64_t j) { return b_values[static_cast<std::size_t>(p * s.n + j)]; },
+      nullptr);
+  Owned<float> a({s.m, s.k}, a_values);
+  Owned<float> b({s.k, s.n}, b_values, kColumnMajor);
+  Owned<float> bias({s.n}, bias_values);
+  for (const auto& [beta, alpha] : {std::pair<float, float>{1, 1}, {0.5f, -3}, {0, 2}}) {
+    std::vector<float> expected;
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      const float term = bias_values[i % static_cast<std::size_t>(s.n)];
+      const float product = alpha == 1 ? sums[i] : alpha * sums[i];
+      expected.push_back(beta == 0 ? product : (beta == 1 ? term : beta * term) + product);
+    }
+    et_ops::test::for_each_simd_target([&] {
+      Owned<float> out({s.m, s.n}, Owned<float>::filled({s.m, s.n}, 0));
+      KernelContext ctx;
+      REQUIRE(portable::addmm_out(ctx, bias, a, b, static_cast<double>(beta), static_cast<double>(alpha), out));
+      CHECK(first_difference(out.logical(), expected) == -1);
+    });
+  }
+}
+
+// ---- linear ----
+
+TEST_CASE("linear: a hand-computed layer", "[portable][linear]") {
+  Owned<float> x({2, 3}, kA);                       // [[1, 2, 3], [4, 5, 6]]
+  Owned<float> w({2, 3}, {1, 0, -1, 0.5f, 0.5f, 0.5f});
+  Owned<float> bias({2}, {10, 20});
+  Owned<float> out({2, 2}, {-1, -1, -1, -1});
+  KernelContext ctx;
+  REQUIRE(portable::linear_out(ctx, x, w, bias.ref(), out));
+  CHECK(out.values == std::vector<float>{8, 23, 8, 27.5f});
+  REQUIRE(portable::linear_out(ctx, x, w, std::nullopt, out));
+  CHECK(out.values == std::vector<float>{-2, 3, -2, 7.5f});
+}
+
+TEST_CASE("linear: the documented summation order, bias last, on every SIMD target", "[portable][linear][simd]") {
+  auto rng = et_ops::test::seeded_rng(31);
+  for (const Product& s : kProducts) {
+    const auto x_values = et_ops::test::random_floats(rng, s.m * s.k);
+    const auto w_values = et_ops::test::random_floats(rng, s.n * s.k);
+    const auto bias_values = et_ops::test::random_floats(rng, s.n);
+    const auto w_at = [&](int64_t p, int64_t j) { return w_values[static_cast<std::size_t>(j * s.k + p)]; };
+    const auto with_bias = reference_product(s.m, s.k, s.n, x_values, w_at, &bias_values);
+    const auto without_bias = reference_product(s.m, s.k, s.n, x_values, w_at, nullptr);
+    Owned<float> bias({s.n}, bias_values);
+    for (const auto& x_order : {kRowMajor, kColumnMajor})
+      for (const auto& w_order : {kRowMajor, kColumnMajor}) {
+        Owned<float> x({s.m, s.k}, x_values, x_order);
+        Owned<float> w({s.n, s.k}, w_values, w_order);
+        INFO("[" << s.m << ", " << s.k << "] x [" << s.n << ", " << s.k << "]^T, orders " << int(x_order[0]) << " "
+                 << int(w_order[0]));
+        et_ops::test::for_each_simd_target([&] {
+          Owned<float> out({s.m, s.n}, Owned<float>::filled({s.m, s.n}, -7));
+          KernelContext ctx;
+          REQUIRE(portable::linear_out(ctx, x, w, bias.ref(), out));
+          CHECK(first_difference(out.logical(), with_bias) == -1);
+          REQUIRE(portable::linear_out(ctx, x, w, std::nullopt, out));
+          CHECK(first_difference(out.logical(), without_bias) == -1);
+        });
+      }
+  }
+}
+
+TEST_CASE("linear: equals addmm(bias, input, weight.t()) bit for bit", "[portable][linear]") {
+  auto rng = et_ops::test::seeded_rng(37);
+  const Product s{5, 70, 21};
+  const auto x_values = et_ops::test::random_floats(rng, s.m * s.k);
+  const auto w_values = et_ops::test::random_floats(rng, s.n * s.k);
+  const auto bias_values = et_ops::test::random_floats(rng, s.n);
+  Owned<float> x({s.m, s.k}, x_values);
+  Owned<float> w({s.n, s.k}, w_values);
+  Owned<float> bias({s.n}, bias_values);
+  std::vector<float> transposed(w_values.size());
+  for (int64_t j = 0; j < s.n; ++j)
+    for (int64_t p = 0; p < s.k; ++p)
+      transposed[static_cast<std::size_t>(p * s.n + j)] = w_values[static_cast<std::size_t>(j * s.k + p)];
+  Owned<float> wt({s.k, s.n}, transposed);
+  Owned<float> linear({s.m, s.n}, Owned<float>::filled({s.m, s.n}, 0));
+  Owned<float> addmm({s.m, s.n}, Owned<float>::filled({s.m, s.n}, 0));
+  KernelContext ctx;
+  REQUIRE(portable::linear_out(ctx, x, w, bias.ref(), linear));
+  REQUIRE(portable::addmm_out(ctx, bias, x, wt, 1, 1, addmm));
+  CHECK(bits_of(linear.values) == bits_of(addmm.values));
+}
+
+TEST_CASE("linear: any number of leading dimensions, in any layout", "[portable][linear][simd]") {
+  auto rng = et_ops::test::seeded_rng(41);
+  const int64_t k = 19, n = 11;
+  const auto w_values = et_ops::test::random_floats(rng, n * k);
+  const auto bias_values = et_ops::test::random_floats(rng, n);
+  Owned<float> w({n, k}, w_values);
+  Owned<float> bias({n}, bias_values);
+  const auto w_at = [&](int64_t p, int64_t j) { return w_values[static_cast<std::size_t>(j * k + p)]; };
+  struct Case {
+    Sizes leading;
+    std::vector<uint8_t> x_order, out_order;
+  };
+  const Case cases[] = {
+      {{}, {0}, {0}},
+      {{2, 3}, {0, 1, 2}, {0, 1, 2}},
+      {{2, 3}, {1, 0, 2}, {0, 1, 2}},   // rows that no single stride walks
+      {{2, 3}, {2, 0, 1}, {1, 2, 0}},   // features not contiguous
+      {{4, 1, 5}, {0, 1, 2, 3}, {2, 0, 1, 3}},
+      {{3, 0}, {0, 1, 2}, {0, 1, 2}},
+  };
+  for (const Case& c : cases) {
+    Sizes x_sizes = c.leading, out_sizes = c.leading;
+    x_sizes.push_back(k);
+    out_sizes.push_back(n);
+    const int64_t rows = et_ops::test::numel_of(c.leading);
+    const auto x_values = et_ops::test::random_floats(rng, rows * k);
+    const auto expected = reference_product(rows, k, n, x_values, w_at, &bias_values);
+    Owned<float> x(x_sizes, x_values, c.x_order);
+    INFO("input " << x_sizes.size() << "-D with " << rows << " rows");
+    et_ops::test::for_each_simd_target([&] {
+      Owned<float> out(out_sizes, Owned<float>::filled(out_sizes, -7), c.out_order);
+      KernelContext ctx;
+      REQUIRE(portable::linear_out(ctx, x, w, bias.ref(), out));
+      CHECK(first_difference(out.logical(), expected) == -1);
+    });
+  }
+}
+
+TEST_CASE("linear: a bias of one value broadcasts", "[portable][linear]") {
+  Owned<float> x({2, 3}, kA);
+  Owned<float> w({2, 3}, {1, 0, -1, 0.5f, 0.5f, 0.5f});
+  Owned<float> out({2, 2}, {0, 0, 0, 0});
+  KernelContext ctx;
+  Owned<float> one({1}, {100});
+  REQUIRE(portable::linear_out(ctx, x, w, one.ref(), out));
+  CHECK(out.values == std::vector<float>{98, 103, 98, 107.5f});
+  Owned<float> scalar({}, {-1});
+  REQUIRE(portable::linear_out(ctx, x, w, scalar.ref(), out));
+  CHECK(out.values == std::vector<float>{-3, 2, -3, 6.5f});
+}
+
+TEST_CASE("linear: no input features gives the bias", "[portable][linear]") {
+  Owned<float> x({2, 0}, {});
+  Owned<float> w({3, 0}, {});
+  Owned<float> bias({3}, {1, 2, 3});
+  Owned<float> out({2, 3}, Owned<float>::filled({2, 3}, 9));
+  KernelContext ctx;
+  REQUIRE(portable::linear_out(ctx, x, w, bias.ref(), out));
+  CHECK(out.values == std::vector<float>{1, 2, 3, 1, 2, 3});
+}
+
+TEST_CASE("linear: errors name the argument and the value", "[portable][linear][errors]") {
+  Owned<float> x({2, 3}, kA);
+  Owned<float> w({4, 3}, Owned<float>::filled({4, 3}, 1));
+  Owned<float> bias({4}, {1, 2, 3, 4});
+  Owned<float> out({2, 4}, Owned<float>::filled({2, 4}, 0));
+  KernelContext ctx;
+  SECTION("a 0-D input") {
+    Owned<float> x0({}, {1});
+    CHECK_FALSE(portable::linear_out(ctx, x0, w, bias.ref(), out));
+    CHECK_ERROR(ctx, "aten::linear.out", "input must have at least 1 dimension");
+  }
+  SECTION("a weight that is not 2-D") {
+    Owned<float> w1({3}, {1, 2, 3});
+    CHECK_FALSE(portable::linear_out(ctx, x, w1, bias.ref(), out));
+    CHECK_ERROR(ctx, "weight must be 2-D, got 1-D with shape [3]");
+  }
+  SECTION("features that do not match") {
+    Owned<float> w5({4, 5}, Owned<float>::filled({4, 5}, 1));
+    CHECK_FALSE(portable::linear_out(ctx, x, w5, bias.ref(), out));
+    CHECK_ERROR(ctx, "weight of shape [4, 5] expects 5 input features, but input of shape [2, 3] has 3");
+  }
+  SECTION("a bias of the wrong shape") {
+    Owned<float> bias3({3}, {1, 2, 3});
+    CHECK_FALSE(portable::linear_out(ctx, x, w, bias3.ref(), out));
+    CHECK_ERROR(ctx, "bias of shape [3] cannot be broadcast to [4]");
+    KernelContext ctx2;
+    Owned<float> bias2d({1, 4}, {1, 2, 3, 4});
+    CHECK_FALSE(portable::linear_out(ctx2, x, w, bias2d.ref(), out));
+    CHECK_ERROR(ctx2, "bias of shape [1, 4] cannot be broadcast to [4]");
+  }
+  SECTION("dtypes") {
+    Owned<double> x64({2, 3}, {1, 2, 3, 4, 5, 6});
+    CHECK_FALSE(portable::linear_out(ctx, x64, w, bias.ref(), out));
+    CHECK_ERROR(ctx, "input must be float32, got float64");
+    KernelContext ctx2;
+    Owned<int32_t> ibias({4}, {1, 2, 3, 4});
+    CHECK_FALSE(portable::linear_out(ctx2, x, w, ibias.ref(), out));
+    CHECK_ERROR(ctx2, "bias must be float32, got int32");
+  }
+  SECTION("an out of the wrong shape") {
+    Owned<float> wrong({4, 2}, Owned<float>::filled({4, 2}, 0));
+    CHECK_FALSE(portable::linear_out(ctx, x, w, bias.ref(), wrong));
+    CHECK_ERROR(ctx, "out has shape [4, 2], expected [2, 4]", "never resized");
+  }
+  SECTION("an out sharing memory with the input") {
+    std::vector<float> buffer(8, 1.0f);
+    et_ops::Tensor input(DType::Float32, buffer.data(), {2, 3});
+    et_ops::Tensor aliased(DType::Float32, buffer.data(), {2, 4});
+    CHECK_FALSE(portable::linear_out(ctx, input, w, bias.ref(), aliased));
+    CHECK_ERROR(ctx, "out overlaps input in memory");
+  }
+  SECTION("a malformed tensor") {
+    x.raw()->numel = 5;
+    CHECK_FALSE(portable::linear_out(ctx, x, w, bias.ref(), out));
+    CHECK_ERROR(ctx, "input has numel 5 but sizes [2, 3] hold 6 elements");
+  }
+}
+
+TEST_CASE("mm and linear: the stride of a size-1 dimension is never used", "[portable][mm][linear]") {
+  // Size-1 dimensions with extreme strides are still dense layouts; the
+  // products must never step by them (UBSan would see the overflow).
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  KernelContext ctx;
+  Owned<float> a({3, 1}, {1, 2, 3});
+  const int64_t a_strides[2] = {1, huge};
+  a.tensor.raw()->strides = a_strides;
+  Owned<float> b({1, 4}, {1, -1, 2, 0.5f});
+  const int64_t b_strides[2] = {huge, 1};
+  b.tensor.raw()->strides = b_strides;
+  Owned<float> out({3, 4}, Owned<float>::filled({3, 4}, 0));
+  REQUIRE(portable::mm_out(ctx, a, b, out));
+  CHECK(out.values == std::vector<float>{1, -1, 2, 0.5f, 2, -2, 4, 1, 3, -3, 6, 1.5f});
+
+  Owned<float> x({2, 1}, {3, 4});
+  const int64_t x_strides[2] = {1, huge};
+  x.tensor.raw()->strides = x_strides;
+  Owned<float> w({1, 1}, {2});
+  const int64_t w_strides[2] = {huge, huge};
+  w.tensor.raw()->strides = w_strides;
+  Owned<float> bias({1}, {0.5f});
+  const int64_t bias_strides[1] = {huge};
+  bias.tensor.raw()->strides = bias_strides;
+  Owned<float> y({2, 1}, {0, 0});
+  const int64_t y_strides[2] = {1, huge};
+  y.tensor.raw()->strides = y_strides;
+  et_ops::test::for_each_simd_target([&] {
+    REQUIRE(portable::linear_out(ctx, x, w, bias.ref(), y));
+    CHECK(y.values == std::vector<float>{6.5f, 8.5f});
+  });
 }
