@@ -1,7 +1,7 @@
 """End-to-end latency of real models: et_ops beside PyTorch, measured in one run.
 
     PYTHONPATH=build/src/python /usr/bin/python3 bench/models.py [--models resnet18,mobilenet_v2]
-        [--size 224] [--runs 10] [--json FILE] [--chart FILE.png]
+        [--size 224] [--runs 10] [--json FILE] [--chart FILE.png] [--isa=native|avx2]
 
 For each architecture (torchvision's, with random weights and batch norm
 conditioned as training would, test/python/export_contract.py; or the
@@ -25,12 +25,18 @@ each quantized model's distance from its reference quantized model on the
 example input, in output quantization steps.
 """
 
+import os
+import sys
+
+# --isa=avx2 measures what an AVX2 machine (no AVX-512) gets: PyTorch's
+# oneDNN and aten kernels and XNNPACK capped to AVX2. Set before torch loads.
+if "--isa=avx2" in sys.argv:
+    os.environ.update(ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2", ET_OPS_XNNPACK_MAX_ISA="avx2")
+
 import argparse
 import copy
 import json
-import os
 import statistics
-import sys
 import tempfile
 import time
 
@@ -136,6 +142,8 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--chart", help="also draw the latencies to this PNG (python3-matplotlib)")
+    parser.add_argument("--isa", choices=("native", "avx2"), default="native",
+                        help="avx2: cap PyTorch (oneDNN, aten) and XNNPACK to AVX2, as on an AVX2-only machine")
     args = parser.parse_args()
     torch.set_num_threads(1)
     results = []

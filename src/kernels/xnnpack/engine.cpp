@@ -1,14 +1,41 @@
 // Starting XNNPACK and the shared argument checks.
 #include "engine.h"
 
+#include <cpuinfo.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <limits>
-#include <mutex>
+#include <string_view>
 
 namespace et_ops::kernels::xnnpack::detail {
 
+namespace {
+
+constexpr const char* kMaxIsaVariable = "ET_OPS_XNNPACK_MAX_ISA";
+
+// ET_OPS_XNNPACK_MAX_ISA=avx2 makes XNNPACK choose the microkernels of an
+// AVX2 machine on an AVX-512 one (cpuinfo's AVX-512 flags cleared before
+// XNNPACK reads them), so tests and benchmarks can run both paths.
+bool apply_max_isa(std::string_view cap) {
+  if (cap.empty() || cap == "native") return true;
+  if (cap != "avx2" || !cpuinfo_initialize()) return false;
+  cpuinfo_isa.avx512f = cpuinfo_isa.avx512pf = cpuinfo_isa.avx512er = cpuinfo_isa.avx512cd = false;
+  cpuinfo_isa.avx512dq = cpuinfo_isa.avx512bw = cpuinfo_isa.avx512vl = cpuinfo_isa.avx512ifma = false;
+  cpuinfo_isa.avx512vbmi = cpuinfo_isa.avx512vbmi2 = cpuinfo_isa.avx512bitalg = false;
+  cpuinfo_isa.avx512vpopcntdq = cpuinfo_isa.avx512vnni = cpuinfo_isa.avx512bf16 = false;
+  cpuinfo_isa.avx512vp2intersect = cpuinfo_isa.avx512_4vnniw = cpuinfo_isa.avx512_4fmaps = false;
+  return true;
+}
+
+}  // namespace
+
 bool initialize(KernelContext& ctx, const char* op) {
-  static const xnn_status status = xnn_initialize(nullptr);
+  static const char* const cap = std::getenv(kMaxIsaVariable);
+  static const bool cap_ok = apply_max_isa(cap ? cap : "");
+  static const xnn_status status = cap_ok ? xnn_initialize(nullptr) : xnn_status_invalid_parameter;
+  if (!cap_ok)
+    return fail(ctx, op, "{}='{}' is not valid: use avx2 or native", kMaxIsaVariable, cap ? cap : "");
   if (status == xnn_status_success) return true;
   return fail(ctx, op, "XNNPACK cannot start on this CPU (xnn_initialize: xnn_status {})", static_cast<int>(status));
 }
