@@ -379,8 +379,31 @@ def _touches_unshiftable(p, match):
     return any(p.values[v]["dtype"] == "uint8" and not _shiftable(p, v) for v in values)
 
 
+def _dead_instructions(p, matches, consumed):
+    """Reference instructions left without readers once the matches replaced theirs (a dequantize that
+    fed only int8 operators, say)."""
+    dead = set()
+    changed = True
+    while changed:
+        changed = False
+        read = set(p.outputs) | {v for m in matches for v in m.inputs}
+        for n, instruction in enumerate(p.instructions):
+            if n not in consumed and n not in dead:
+                written = _written_arguments(instruction)
+                read.update(v for i, v in enumerate(instruction["args"]) if i not in written)
+        for n, instruction in enumerate(p.instructions):
+            if n in consumed or n in dead:
+                continue
+            written = [instruction["args"][i] for i in _written_arguments(instruction)]
+            if not any(v in read for v in written):
+                dead.add(n)
+                changed = True
+    return dead
+
+
 def _build(p, matches):
     consumed = {n for m in matches for n in m.consumed}
+    consumed |= _dead_instructions(p, matches, consumed)
     at = {max(m.consumed): m for m in matches}  # emitted where its last instruction was
     written_by = {getattr(m, "folded_into", m.output): m for m in matches}
     int8_values = {v for m in matches for v in m.inputs} | set(written_by)
