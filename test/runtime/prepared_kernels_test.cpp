@@ -67,7 +67,10 @@ bool run_sum(KernelContext& ctx, const SumState& state, RunCounter& counter, con
 }
 
 // A prepared kernel without a per-run-state part: out = self + the threads of the run.
-std::unique_ptr<int> prepare_threads(KernelContext&, TensorRef, TensorRef) { return std::make_unique<int>(0); }
+std::unique_ptr<int> prepare_threads(KernelContext&, TensorRef, TensorRef) {
+  ++prepares;
+  return std::make_unique<int>(0);
+}
 bool run_threads(KernelContext& ctx, const int&, const RunEnvironment& env, TensorRef self, TensorRef out) {
   if ((env.thread_count > 1) != (env.threadpool != nullptr)) ctx.fail("acme::threads.out: pool and count disagree");
   for (int64_t i = 0; i < self.numel(); ++i)
