@@ -94,7 +94,7 @@ done < <(find "$prefix/include/et_ops" -name '*.h' | sort)
 step "every exported function has a definition in the shipped libraries"
 /usr/bin/python3 "$root/scripts/check_api_definitions.py" "$prefix/include" "$work/api_addresses.cpp"
 check "exported API links" g++ -std=c++17 -I"$prefix/include" "$work/api_addresses.cpp" -o "$work/api_addresses" \
-  -L"$prefix/$libdir" -let_kernels_quantized -let_kernels_portable -let_ops -Wl,--no-as-needed
+  -L"$prefix/$libdir" -let_kernels_quantized -let_kernels_portable -let_kernels_xnnpack -let_ops -Wl,--no-as-needed
 
 export LD_LIBRARY_PATH=$prefix/$libdir
 step "ownership table of the shipped kernel libraries"
