@@ -94,11 +94,13 @@ class ChannelShuffle(nn.Module):
         left = x[:, :4]
         right = x[:, 4:]
         y = torch.cat((left, F.relu(self.branch(right))), dim=1)
-        batch, channels, height, width = y.size()
+        # Indexed, not unpacked: PyTorch 1.13's tracer cannot unpack a traced
+        # value under Python 3.11.
+        batch, channels, height, width = y.size(0), y.size(1), y.size(2), y.size(3)
         y = y.view(batch, 2, channels // 2, height, width).transpose(1, 2).contiguous()
         y = y.view(batch, channels, height, width)
-        a, b = torch.chunk(y, 2, dim=1)
-        return torch.cat([b, a], 1).permute(0, 2, 3, 1).flatten(1)
+        halves = torch.chunk(y, 2, dim=1)
+        return torch.cat([halves[1], halves[0]], 1).permute(0, 2, 3, 1).flatten(1)
 
 
 class Unsupported(nn.Module):

@@ -186,14 +186,43 @@ class _Walk:
             return self.problem(node, f"unsupported arguments ({e})")
 
 
+# Operations whose output values are some of their first input's values,
+# rearranged: an output computed by them stays on its source's quantization
+# grid, so it is measured in that source's steps.
+_VALUE_PRESERVING = {"view", "reshape", "flatten", "permute", "transpose", "contiguous", "squeeze", "unsqueeze",
+                     "chunk", "split", "max_pool2d", "adaptive_max_pool2d", "dropout", "identity",
+                     "getitem", "cat", "concat"}
+
+
+def _short_target(node):
+    """A call's method or function name: "view", "cat", "getitem"."""
+    target = node.target
+    return target if isinstance(target, str) else getattr(target, "__name__", "")
+
+
+def _quantize_source(graph_module, node):
+    """The name of the quantize node whose grid `node`'s values lie on, or None."""
+    if not isinstance(node, torch.fx.Node):
+        return None
+    if node.op == "call_method" and node.target == "dequantize":
+        return node.args[0].name if isinstance(node.args[0], torch.fx.Node) else None
+    if node.op == "call_module":
+        module = graph_module.get_submodule(node.target)
+        name = type(module).__name__.lower()
+        preserving = name in {"flatten", "maxpool2d", "adaptivemaxpool2d", "dropout", "identity"}
+        return _quantize_source(graph_module, node.args[0]) if preserving and node.args else None
+    if node.op in ("call_function", "call_method") and _short_target(node) in _VALUE_PRESERVING and node.args:
+        first = node.args[0]
+        if isinstance(first, (list, tuple)):  # cat: every part on one grid
+            sources = {_quantize_source(graph_module, part) for part in first}
+            return sources.pop() if len(sources) == 1 else None
+        return _quantize_source(graph_module, first)
+    return None
+
+
 def _output_qparams(graph_module, output):
-    """For each output node: the qparams of the quantize it was dequantized from, or None."""
-    result = []
-    for node in _flatten(output):
-        source = node.args[0] if isinstance(node, torch.fx.Node) and node.op == "call_method" and \
-            node.target == "dequantize" else None
-        result.append(source.name if isinstance(source, torch.fx.Node) else None)
-    return result
+    """For each output node: the quantize node whose grid its values lie on, or None."""
+    return [_quantize_source(graph_module, node) for node in _flatten(output)]
 
 
 def lower(graph_module, example_inputs, name):

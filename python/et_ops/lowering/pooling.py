@@ -48,9 +48,17 @@ def avg_pool2d_module(g, node, module, input):
 
 
 def adaptive_avg_pool2d(g, node, input, output_size):
-    """torch.nn.functional.adaptive_avg_pool2d; None sizes keep the input's, as PyTorch's result shows."""
+    """torch.nn.functional.adaptive_avg_pool2d; None sizes keep the input's, as PyTorch's result shows.
+
+    A 1 x 1 output is the mean over the last two dimensions, as PyTorch
+    computes it (its adaptive_avg_pool2d calls mean then, whose order of
+    additions differs from the pooling kernel's).
+    """
     out = g.output(node)
-    g.emit(ADAPTIVE_AVG_POOL2D, [g.tensor(input), g.int_list(out.shape[-2:]), out.index])
+    if tuple(out.shape[-2:]) == (1, 1):
+        g.emit(MEAN, [g.tensor(input), g.int_list([-1, -2]), g.boolean(True), g.none(), out.index])
+    else:
+        g.emit(ADAPTIVE_AVG_POOL2D, [g.tensor(input), g.int_list(out.shape[-2:]), out.index])
     return out
 
 

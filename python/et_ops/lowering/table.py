@@ -86,8 +86,8 @@ ROWS = (
     Row((nn.MaxPool2d,), P.max_pool2d_module, (P.MAX_POOL2D,)),
     Row((F.avg_pool2d,), P.avg_pool2d, (P.AVG_POOL2D,)),
     Row((nn.AvgPool2d,), P.avg_pool2d_module, (P.AVG_POOL2D,)),
-    Row((F.adaptive_avg_pool2d,), P.adaptive_avg_pool2d, (P.ADAPTIVE_AVG_POOL2D,)),
-    Row((nn.AdaptiveAvgPool2d,), P.adaptive_avg_pool2d_module, (P.ADAPTIVE_AVG_POOL2D,)),
+    Row((F.adaptive_avg_pool2d,), P.adaptive_avg_pool2d, (P.ADAPTIVE_AVG_POOL2D, P.MEAN)),
+    Row((nn.AdaptiveAvgPool2d,), P.adaptive_avg_pool2d_module, (P.ADAPTIVE_AVG_POOL2D, P.MEAN)),
     Row((torch.mean, Method("mean")), P.mean, (P.MEAN,)),
     # ---- shapes ----
     Row((torch.flatten, torch.reshape, torch.squeeze, torch.unsqueeze, Method("flatten"), Method("view"),

@@ -35,16 +35,7 @@ HWY_INLINE hn::VFromD<D> InBinary64(D d, hn::VFromD<D> x, const Math& math) {
     return math(d, x);
   } else {
     const hn::Rebind<double, D> dd;
-    const auto wide = math(dd, hn::PromoteTo(dd, x));
-    const auto narrow = hn::DemoteTo(d, wide);
-    // From 2^128 - 2^103 up (infinities included), binary32 rounding gives
-    // an infinity; the single-lane targets' DemoteTo saturates at the
-    // largest float instead. The lanes that overflow are found in binary64
-    // and carried over as a demoted 0/1 flag (masks of different lane sizes
-    // do not convert).
-    const auto overflow = hn::Ge(hn::Abs(wide), hn::Set(dd, 3.4028235677973366e38));
-    const auto flag = hn::DemoteTo(d, hn::IfThenElseZero(overflow, hn::Set(dd, 1.0)));
-    return hn::IfThenElse(hn::Eq(flag, hn::Set(d, 1.0f)), hn::CopySign(hn::Inf(d), narrow), narrow);
+    return DemoteToFloat(d, math(dd, hn::PromoteTo(dd, x)));
   }
 }
 

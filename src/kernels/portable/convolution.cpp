@@ -1,11 +1,12 @@
 // aten::convolution.out: 2-D convolution on float32 with groups, stride,
-// padding and dilation, accumulated in float32. Transposed convolution is
+// padding and dilation, accumulated in float64. Transposed convolution is
 // not supported.
 //
-// Every output element is the sum described in gemm.h: from +0.0, the
-// products input * weight over (input channel, kernel row, kernel column)
-// in increasing order, taps in the padding counting as input 0.0, then the
-// bias. Three paths compute that same sum, so they give the same bits:
+// Every output element is the sum described in gemm.h: from +0.0 in
+// float64, the exact products input * weight over (input channel, kernel
+// row, kernel column) in increasing order, taps in the padding counting as
+// input 0.0, then the bias, rounded once to float32. Three paths compute
+// that same sum, so they give the same bits:
 //   - depthwise (one input channel per group, as MobileNet's 3x3 layers):
 //     a direct kernel (depthwise.h);
 //   - 1x1, stride 1, no padding: the input channels are the matrix that
@@ -196,7 +197,7 @@ void convolve_by_products(const Geometry& g, TensorRef input, TensorRef weight, 
       if (p.depth > 0) p.b = patch_operand(g, input, n, group * in_per_group);
       p.out = pixel_columns(out, n, oc0);
       if (bias != nullptr)
-        p.bias = detail::GemmBias{detail::GemmBias::Kind::PerRow, bias + oc0 * bias_stride, bias_stride};
+        p.bias = detail::GemmBias{bias + oc0 * bias_stride, bias_stride, 0};
       detail::gemm(p);
     }
 }

@@ -2,9 +2,15 @@
 // convolution: out[i, j] = sum over k of a[i, k] * b[k, j], then + bias.
 //
 // Summation order (the numeric contract of every kernel built on it): each
-// output element starts from +0.0, adds a[i, k] * b[k, j] for k = 0, 1, ...
-// in increasing order, one rounding for the product and one for the sum
-// (never a fused multiply-add), and adds its bias last, if there is one.
+// output element starts from +0.0 in float64 and adds a[i, k] * b[k, j] for
+// k = 0, 1, ... in increasing order, the float32 operands promoted to
+// float64 (so each product is exact: 24 + 24 bits fit float64's 53) and
+// each sum rounded to float64 (never a fused multiply-add); then it is
+// scaled (addmm's alpha, when not 1), adds its bias (promoted, addmm's beta
+// applied exactly in float64), and is rounded to float32 once. The float64
+// sum is within k * 2^-53 of the sum of the terms' magnitudes of the exact
+// sum, so the result is the correctly rounded float32 of the exact value
+// unless that lies closer than this to a float32 rounding boundary.
 // Vectors hold neighbouring output columns, never parts of one sum, so the
 // result is the same on every SIMD target and for every operand layout.
 //
@@ -64,11 +70,15 @@ struct GemmOut {
   int64_t segment_stride;
 };
 
-// bias[i] (per row) or bias[j] (per column) at data[index * stride].
+// The term added to out[i, j] after the sum: scale * data[i * row_stride +
+// j * col_stride] (a stride of 0 broadcasts: per output row, per output
+// column, or one value), the product computed exactly in float64. No data:
+// no bias.
 struct GemmBias {
-  enum class Kind { None, PerRow, PerColumn } kind;
   const float* data;
-  int64_t stride;
+  int64_t row_stride;
+  int64_t col_stride;
+  float scale = 1.0f;
 };
 
 struct Gemm {
@@ -77,10 +87,11 @@ struct Gemm {
   GemmRhs b;
   GemmOut out;
   GemmBias bias;
+  float sum_scale = 1.0f;  // the sum is multiplied by it (in float64) before the bias
 };
 
 // Writes every element of out (rows x cols) and reads nothing outside the
-// operands; depth 0 gives +0.0 (plus the bias).
+// operands; depth 0 gives +0.0 (scaled, plus the bias).
 void gemm(const Gemm& problem);
 
 }  // namespace et_ops::kernels::portable::detail

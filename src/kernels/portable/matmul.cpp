@@ -1,13 +1,15 @@
-// aten::mm.out, aten::addmm.out and aten::linear.out on float32,
-// accumulated in float32 by the matrix product of gemm.h.
+// aten::mm.out, aten::addmm.out and aten::linear.out on float32, by the
+// matrix product of gemm.h: float32 operands, float64 sums.
 //
 // Every output element of the product is the sum over the inner index in
-// increasing order, starting from +0.0, one rounding per product and per
-// sum: the result depends neither on the operands' layouts nor on the SIMD
-// target. linear adds its bias last (out = sum + bias); addmm computes
-// beta * self + alpha * sum afterwards, as PyTorch writes it. PyTorch's
-// BLAS sums in another (blocked, fused) order, so results agree with it to
-// rounding, not bit for bit.
+// increasing order, starting from +0.0, each product exact and each sum
+// rounded in float64; linear then adds its bias, addmm computes
+// beta * self + alpha * sum (in float64, as PyTorch writes it), and the
+// result is rounded to float32 once: the correctly rounded float32 of the
+// exact value but for values closer to a rounding boundary than float64's
+// error, on every SIMD target and for every operand layout. PyTorch's BLAS
+// sums in float32 in another (blocked, fused) order, so results agree with
+// it to rounding, not bit for bit.
 #include <cstdint>
 
 #include "checks.h"
@@ -24,9 +26,12 @@ constexpr const char* kMmOp = "aten::mm.out";
 constexpr const char* kAddmmOp = "aten::addmm.out";
 constexpr const char* kLinearOp = "aten::linear.out";
 
-// out = a @ b for 2-D float32 tensors whose shapes agree (checked).
-void multiply(TensorRef a, TensorRef b, TensorRef out) {
+// out = alpha * (a @ b) + bias for 2-D float32 tensors whose shapes agree
+// (checked).
+void multiply(TensorRef a, TensorRef b, TensorRef out, detail::GemmBias bias = {}, float alpha = 1.0f) {
   detail::Gemm p{};
+  p.bias = bias;
+  p.sum_scale = alpha;
   p.rows = out.size(0);
   p.cols = out.size(1);
   p.depth = a.size(1);
@@ -61,27 +66,14 @@ bool check_product(KernelContext& ctx, const char* op, const char* a_name, Tenso
          detail::check_no_overlap(ctx, op, "out", out, b_name, b, Alias::Forbidden);
 }
 
-// out = beta * bias + alpha * out, with bias broadcast to out's shape;
-// beta == 0 ignores bias entirely (its NaNs too), as PyTorch does.
-void scale_and_add_bias(TensorRef bias, TensorRef out, float beta, float alpha) {
-  const TensorRef operands[2] = {out, bias};
-  const auto loop = detail::broadcast_loop(detail::shape_of(out), operands);
-  float* o = out.data_as<float>();
-  const float* c = bias.data_as<const float>();
-  detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
-    for (int64_t j = 0; j < length; ++j) {
-      float& value = o[offset[0] + j * step[0]];
-      const float product = alpha == 1.0f ? value : alpha * value;
-      if (beta == 0.0f) {
-        value = product;
-      } else {
-        const float term = c[offset[1] + j * step[1]];
-        value = (beta == 1.0f ? term : beta * term) + product;
-      }
-    }
-  });
+// The bias of addmm: beta * self, self broadcast to out's shape; none when
+// beta == 0 (self is then ignored entirely, its NaNs too, as PyTorch does).
+detail::GemmBias addmm_bias(TensorRef self, TensorRef out, float beta) {
+  if (beta == 0.0f) return {};
+  int64_t strides[2];
+  detail::broadcast_strides(self, detail::shape_of(out), strides);
+  return detail::GemmBias{self.data_as<const float>(), strides[0], strides[1], beta};
 }
-
 
 // ---- linear ----
 
@@ -123,8 +115,7 @@ void multiply_linear(TensorRef input, TensorRef weight, std::optional<TensorRef>
   p.b.matrix = detail::GemmMatrix{weight.data_as<const float>(), weight.stride(1), weight.stride(0)};
   if (bias) {
     const bool broadcast = bias->dim() == 0 || bias->size(0) == 1;
-    p.bias = detail::GemmBias{detail::GemmBias::Kind::PerColumn, bias->data_as<const float>(),
-                              broadcast ? 0 : bias->stride(0)};
+    p.bias = detail::GemmBias{bias->data_as<const float>(), 0, broadcast ? 0 : bias->stride(0)};
   }
   detail::StridedLoop<2> rows;
   rows.dim = last;
@@ -169,8 +160,7 @@ bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat
                      detail::scalar_to(ctx, op, "beta", beta, beta_value) &&
                      detail::scalar_to(ctx, op, "alpha", alpha, alpha_value);
   if (!valid) return false;
-  multiply(mat1, mat2, out);
-  scale_and_add_bias(self, out, beta_value, alpha_value);
+  multiply(mat1, mat2, out, addmm_bias(self, out, beta_value), alpha_value);
   return ctx.ok();
 }
 

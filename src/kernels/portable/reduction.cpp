@@ -1,14 +1,20 @@
 // aten::mean.out: the mean over some dimensions (or all), with every element
-// converted to the computation dtype first (as aten does), summed in
-// binary64 with Neumaier's compensation in logical (row-major) order, and
-// divided once. The result is within an ulp or so of the exact mean of the
-// converted elements, whatever the layout or the CPU; PyTorch sums in other
-// orders (which differ between its CPU capabilities), so the two agree to a
-// documented tolerance rather than bit for bit.
+// converted to the computation dtype first (as aten does).
+//
+// A float32 mean over a contiguous run of elements (the trailing
+// dimensions of a contiguous tensor: global average pooling) is aten's:
+// the float32 sum in aten's order (cascade_sum.h), divided by the count
+// in float32, so it has PyTorch's bits under its default and avx2 CPU
+// capabilities. Every other mean is summed in binary64 with Neumaier's
+// compensation in logical (row-major) order and divided once: within an
+// ulp or so of the exact mean, whatever the layout; PyTorch sums those in
+// other orders, so the two agree to a documented tolerance.
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 
+#include "cascade_sum.h"
 #include "checks.h"
 #include "et_ops/kernels/portable.h"
 
@@ -111,13 +117,27 @@ MeanLoops mean_loops(TensorRef self, const Reduction& r, bool keepdim, TensorRef
   return loops;
 }
 
+// Whether aten sums each mean of float32 `self` as one contiguous row.
+template <typename In, typename Out>
+bool is_contiguous_float_row(const MeanLoops& loops) {
+  return std::is_same_v<In, float> && std::is_same_v<Out, float> && loops.reduced.dim == 1 &&
+         loops.reduced.strides[0][0] == 1;
+}
+
 template <typename In, typename Out>
 void run_mean(TensorRef self, const Reduction& r, bool keepdim, TensorRef out) {
   const MeanLoops loops = mean_loops(self, r, keepdim, out);
   const double count = static_cast<double>(loops.reduced.numel());
   const In* in = self.data_as<const In>();
   Out* o = out.data_as<Out>();
+  const bool aten_order = is_contiguous_float_row<In, Out>(loops);
   const auto mean_at = [&](const In* base) {
+    if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
+      if (aten_order) {
+        const int64_t n = loops.reduced.sizes[0];
+        return detail::cascade_sum(base, n) / static_cast<float>(n);
+      }
+    }
     CompensatedSum sum;
     detail::for_each_row(loops.reduced, [&](const int64_t* offset, int64_t length, const int64_t* step) {
       for (int64_t j = 0; j < length; ++j) sum.add(static_cast<double>(static_cast<Out>(base[offset[0] + j * step[0]])));

@@ -3,7 +3,8 @@
 // multiply-add and no libm, so every target (and every CPU) gives the same
 // bits, lane by lane, as the single-lane path does. About 1 ulp in binary64;
 // rounded to binary32 they are correctly rounded but for ties closer than
-// that (a few in 2^28).
+// that (a few in 2^28). And the IEEE rounding of binary64 lanes to binary32
+// on every target (DemoteToFloat).
 //
 // Included once per Highway target (the guard toggles with
 // HWY_TARGET_TOGGLE, as Highway's own -inl.h headers do).
@@ -90,6 +91,25 @@ HWY_INLINE V Tanh(D d, V x) {
   const V m = Expm1Small(d, y);
   const V t = hn::CopySign(hn::Div(m, hn::Add(m, hn::Set(d, 2.0))), x);
   return hn::IfThenElse(hn::Eq(x, x), t, x);
+}
+
+// Binary64 lanes rounded to binary32 as IEEE conversion does (to nearest,
+// ties to even; from 2^128 - 2^103 up, infinities included, to an
+// infinity), on every target: the emulated targets' DemoteTo saturates at
+// the largest float instead, so there the lanes that overflow are found in
+// binary64 and carried over as a demoted 0/1 flag (masks of different lane
+// sizes do not convert).
+template <class DF, class VD>
+HWY_INLINE hn::VFromD<DF> DemoteToFloat(DF d, VD wide) {
+  const auto narrow = hn::DemoteTo(d, wide);
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  const hn::Rebind<double, DF> dd;
+  const auto overflow = hn::Ge(hn::Abs(wide), hn::Set(dd, 3.4028235677973366e38));
+  const auto flag = hn::DemoteTo(d, hn::IfThenElseZero(overflow, hn::Set(dd, 1.0)));
+  return hn::IfThenElse(hn::Eq(flag, hn::Set(d, 1.0f)), hn::CopySign(hn::Inf(d), narrow), narrow);
+#else
+  return narrow;  // cvtpd2ps: IEEE rounding
+#endif
 }
 
 }  // namespace HWY_NAMESPACE

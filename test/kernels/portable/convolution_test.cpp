@@ -1,7 +1,8 @@
 // aten::convolution.out: hand-computed 2-D convolutions (padding, stride,
-// dilation, groups, bias), the documented summation order bit for bit on
-// every SIMD target (ResNet and MobileNet layer types, odd sizes and
-// tails, every layout), zero sizes and every error.
+// dilation, groups, bias), the documented float64 summation order bit for
+// bit on every SIMD target (ResNet and MobileNet layer types, odd sizes and
+// tails, every layout), sums next to a float32 midpoint rounded once, zero
+// sizes and every error.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -298,11 +299,12 @@ struct Shape {
   Sizes out_sizes() const { return {input[0], out_channels, out_extent(0), out_extent(1)}; }
 };
 
-// The numeric contract, written out: each output element starts from
-// +0.0f and adds input * weight for (input channel, kernel row, kernel
-// column) in increasing order, a tap in the padding reading 0.0f, each
-// product and each sum rounded to float; then adds the bias. Inputs are in
-// logical NCHW / OIHW order.
+// The numeric contract, written out: each output element starts from +0.0
+// in double and adds input * weight for (input channel, kernel row, kernel
+// column) in increasing order, a tap in the padding reading 0.0, the
+// operands promoted (the product is exact) and each sum rounded to double;
+// then adds the bias and rounds to float once. Inputs are in logical NCHW /
+// OIHW order.
 std::vector<float> reference(const Shape& s, const std::vector<float>& x, const std::vector<float>& w,
                              const std::vector<float>* bias) {
   const int64_t n_count = s.input[0], channels = s.input[1], in_h = s.input[2], in_w = s.input[3];
@@ -313,7 +315,7 @@ std::vector<float> reference(const Shape& s, const std::vector<float>& x, const 
     for (int64_t oc = 0; oc < s.out_channels; ++oc)
       for (int64_t oh = 0; oh < out_h; ++oh)
         for (int64_t ow = 0; ow < out_w; ++ow) {
-          float sum = 0.0f;
+          double sum = 0.0;
           for (int64_t icl = 0; icl < in_per_group; ++icl)
             for (int64_t kh = 0; kh < s.kernel[0]; ++kh)
               for (int64_t kw = 0; kw < s.kernel[1]; ++kw) {
@@ -325,11 +327,11 @@ std::vector<float> reference(const Shape& s, const std::vector<float>& x, const 
                     inside ? x[static_cast<std::size_t>(((n * channels + ic) * in_h + ih) * in_w + iw)] : 0.0f;
                 const float wv =
                     w[static_cast<std::size_t>(((oc * in_per_group + icl) * s.kernel[0] + kh) * s.kernel[1] + kw)];
-                const float product = xv * wv;
+                const double product = static_cast<double>(xv) * wv;
                 sum = sum + product;
               }
-          if (bias != nullptr) sum = sum + (*bias)[static_cast<std::size_t>(oc)];
-          out.push_back(sum);
+          if (bias != nullptr) sum = sum + static_cast<double>((*bias)[static_cast<std::size_t>(oc)]);
+          out.push_back(static_cast<float>(sum));
         }
   return out;
 }
@@ -506,5 +508,42 @@ TEST_CASE("convolution: the stride of a size-1 dimension is never used", "[porta
       REQUIRE(conv.run(ctx, x, w, std::nullopt, out));
       CHECK(first_difference(out.values, expected) == -1);
     });
+  }
+}
+
+TEST_CASE("convolution: a sum next to a float32 midpoint is rounded once, on every path and SIMD target",
+          "[portable][convolution][simd]") {
+  // Inputs of ones; each output channel's taps are 1 (the first),
+  // 2^-24 (one in the middle) and 2^-50 (the last), zeros elsewhere. An
+  // output that meets all three sums to just above 1 + 2^-24, the midpoint
+  // between the floats 1 and 1 + 2^-23: rounded once from float64 it is
+  // 1 + 2^-23, where float32 sums would land on the midpoint and round to
+  // 1. Outputs at the border miss some taps in the padding.
+  const Shape shapes[] = {
+      {"depthwise 3x3, padding 1", {1, 6, 9, 11}, 6, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 6},
+      {"depthwise 3x3, stride 2", {1, 6, 12, 13}, 6, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 6},
+      {"depthwise 3x3, dilation 2", {1, 3, 11, 12}, 3, {3, 3}, {1, 1}, {2, 2}, {2, 2}, 3},
+      {"1x1 pointwise", {1, 8, 5, 7}, 10, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1},
+      {"3x3, padding 1", {1, 4, 7, 9}, 5, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {"3x3, stride 2, dilation 2", {1, 4, 13, 11}, 5, {3, 3}, {2, 2}, {2, 2}, {2, 2}, 1},
+      {"grouped 3x3", {1, 8, 7, 8}, 12, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 4},
+      {"3x3 over 3 depth blocks (64 channels)", {1, 64, 6, 6}, 7, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+  };
+  for (const Shape& s : shapes) {
+    const std::vector<float> x(static_cast<std::size_t>(et_ops::test::numel_of(s.input)), 1.0f);
+    const Sizes w_sizes = s.weight_sizes();
+    const int64_t taps = w_sizes[1] * w_sizes[2] * w_sizes[3];
+    std::vector<float> w(static_cast<std::size_t>(et_ops::test::numel_of(w_sizes)), 0.0f);
+    for (int64_t oc = 0; oc < s.out_channels; ++oc) {
+      w[static_cast<std::size_t>(oc * taps)] = 1.0f;
+      w[static_cast<std::size_t>(oc * taps + taps / 2)] = 0x1p-24f;
+      w[static_cast<std::size_t>(oc * taps + taps - 1)] = 0x1p-50f;
+    }
+    // An output that meets every tap: the centre pixel of the first image.
+    const int64_t centre = (s.out_extent(0) / 2) * s.out_extent(1) + s.out_extent(1) / 2;
+    INFO(s.name);
+    REQUIRE(reference(s, x, w, nullptr)[static_cast<std::size_t>(centre)] == 1 + 0x1p-23f);
+    check_against_reference(s, false, kContiguous, kContiguous, kContiguous, &x, &w);
+    check_against_reference(s, false, kChannelsLast, kContiguous, kChannelsLast, &x, &w);
   }
 }

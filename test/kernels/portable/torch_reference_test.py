@@ -24,7 +24,13 @@ agree how (docs/kernels-portable.md states the same):
 - within one rounding: float add and sub with alpha other than 1 (PyTorch's
   vector loops fuse self + alpha * other, its scalar loops do not);
 - within RTOL relative to the sum of the magnitudes of the terms of each
-  result: mm, addmm, linear, convolution; relative to the result: softmax.
+  result: mm, addmm, linear, convolution (PyTorch sums in float32);
+  relative to the result: softmax;
+- and mm, addmm, linear, convolution equal PyTorch's float64 result rounded
+  to float32 (ours sum in float64 and round once), bit for bit, but where
+  that float64 result lies closer to a float32 rounding boundary than the
+  two float64 sums' error bound (then either neighbour): counted and
+  printed, expected none on these inputs.
 
 The largest differences measured per operator are printed at the end.
 Needs numpy and torch: run it with Debian's /usr/bin/python3 (the meson
@@ -132,6 +138,40 @@ def within_bound(ours, ref, bound, rtol=RTOL):
     worst = (err / limit).argmax()
     return False, f"error {err[worst].item():.3g} exceeds {limit[worst].item():.3g}"
 
+def correctly_rounded(suite, op, ours, ref64, bound, depth):
+    """ours == float32(ref64) elementwise (NaNs by position), but where ref64 is
+    within 2 * (depth + 2) * 2^-53 * bound (two float64 sums' error bounds) of a
+    float32 rounding boundary: there either float32 neighbour of that band."""
+    expected = ref64.float()
+    if ours.shape != expected.shape:
+        return False, f"shape {tuple(ours.shape)} vs {tuple(expected.shape)}"
+    nan_ours, nan_ref = torch.isnan(ours), torch.isnan(expected)
+    if not torch.equal(nan_ours, nan_ref):
+        return False, "NaN positions differ"
+    keep = ~nan_ref
+    got, want, exact = ours[keep], expected[keep], ref64[keep]
+    error = 2 * (depth + 2) * 2.0 ** -53 * bound[keep].double()
+    low, high = (exact - error).float(), (exact + error).float()
+    same = (got.view(torch.int32) == want.view(torch.int32)) | ((got == 0) & (want == 0) & (exact == 0))
+    near_boundary = low != high
+    ok = same | (near_boundary & (got >= low) & (got <= high))
+    suite.near_boundary[op] = suite.near_boundary.get(op, 0) + int(near_boundary.sum())
+    if bool(ok.all()):
+        return True, ""
+    worst = (~ok).nonzero()[0].item()
+    return False, (f"element {worst}: {got[worst].item()!r}, float64 result rounded: {want[worst].item()!r} "
+                   f"(float64 {exact[worst].item()!r})")
+
+
+def both(*checks):
+    """Every check passes; the first failure's reason."""
+    for check in checks:
+        ok, why = check()
+        if not ok:
+            return False, why
+    return True, ""
+
+
 def ordered_bits(t):
     """Float elements as integers in the order of their values (-0.0 == 0.0)."""
     if t.dtype == torch.float32:
@@ -186,6 +226,7 @@ class Suite:
         self.request = Request(self.tmp.name)
         self.checks = []  # (name, call index, check function)
         self.measured = {}  # operator -> largest difference measured, in its unit
+        self.near_boundary = {}  # operator -> elements whose float64 result is too close to call
 
     def measure(self, op, value):
         self.measured[op] = max(self.measured.get(op, 0), value)
@@ -218,6 +259,8 @@ class Suite:
         print(f"torch {torch.__version__}, CPU capability {aten_capabilities.active(torch)}")
         for op, value in sorted(self.measured.items()):
             print(f"largest difference from PyTorch: {op}: {value:g} ulp")
+        for op, count in sorted(self.near_boundary.items()):
+            print(f"float64 result within its error of a float32 rounding boundary: {op}: {count} elements")
         print(f"portable_torch: {passed} passed, {failed} failed")
         return 0 if failed == 0 and passed > 0 else 1
 
@@ -328,24 +371,30 @@ def matmul_cases(suite, gen):
         a = random_values([n, k], torch.float32, gen)
         b = random_values([k, m], torch.float32, gen)
         ref = torch.mm(a, b)
+        ref64 = torch.mm(a.double(), b.double())
         bound = torch.mm(a.double().abs(), b.double().abs())
         for b_order in [CONTIGUOUS, (1, 0)]:
             spec, out = r.tensor_out(torch.float32, [n, m])
             suite.expect(f"mm [{n},{k}]@[{k},{m}] mat2 order {b_order}", "aten::mm.out",
                          [r.tensor_in(a), r.tensor_in(b, b_order), spec],
-                         lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+                         lambda out=out, ref=ref, ref64=ref64, bound=bound, k=k: both(
+                             lambda: within_bound(r.read(out), ref, bound),
+                             lambda: correctly_rounded(suite, "mm", r.read(out), ref64, bound, k)))
         for bias_shape, beta, alpha in [([m], 1, 1), ([n, m], 0.5, 2), ([1], 1, -1.25), ([n, 1], 0, 1), ([], 3, 1)]:
             bias = random_values(bias_shape, torch.float32, gen)
             if beta == 0 and bias.numel():
                 bias.view(-1)[0] = float("nan")  # beta 0 must ignore it
             ref = torch.addmm(bias, a, b, beta=beta, alpha=alpha)
+            ref64 = torch.addmm(bias.double(), a.double(), b.double(), beta=beta, alpha=alpha)
             bound = abs(alpha) * torch.mm(a.double().abs(), b.double().abs()) + \
                 (abs(beta) * bias.double().abs() if beta else 0)
             spec, out = r.tensor_out(torch.float32, [n, m])
             scalars = [{"double": v} if isinstance(v, float) else {"int": v} for v in (beta, alpha)]
             suite.expect(f"addmm bias {bias_shape} [{n},{k}]@[{k},{m}] beta={beta} alpha={alpha}", "aten::addmm.out",
                          [r.tensor_in(bias), r.tensor_in(a), r.tensor_in(b)] + scalars + [spec],
-                         lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+                         lambda out=out, ref=ref, ref64=ref64, bound=bound, k=k: both(
+                             lambda: within_bound(r.read(out), ref, bound),
+                             lambda: correctly_rounded(suite, "addmm", r.read(out), ref64, bound, k + 2)))
 
 
 def linear_cases(suite, gen):
@@ -367,13 +416,16 @@ def linear_cases(suite, gen):
         w = random_values([out_features, x_shape[-1]], torch.float32, gen)
         b = random_values(bias_shape, torch.float32, gen) if bias_shape is not None else None
         ref = torch.nn.functional.linear(x, w, b)
+        ref64 = torch.nn.functional.linear(x.double(), w.double(), b.double() if b is not None else None)
         bound = torch.nn.functional.linear(x.double().abs(), w.double().abs(),
                                            b.double().abs() if b is not None else None)
         spec, out = r.tensor_out(torch.float32, ref.shape)
         bias_arg = r.tensor_in(b) if b is not None else {"none": None}
         suite.expect(f"linear x{x_shape} -> {out_features} bias {bias_shape} layout {layout}", "aten::linear.out",
                      [r.tensor_in(x, layout), r.tensor_in(w), bias_arg, spec],
-                     lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+                     lambda out=out, ref=ref, ref64=ref64, bound=bound, k=x_shape[-1]: both(
+                         lambda: within_bound(r.read(out), ref, bound),
+                         lambda: correctly_rounded(suite, "linear", r.read(out), ref64, bound, k + 1)))
     # The weight transposed in memory (as an exported permute would leave it).
     x = random_values([4, 24], torch.float32, gen)
     w = random_values([10, 24], torch.float32, gen)
@@ -425,8 +477,10 @@ def conv_cases(suite, gen):
         w = random_values(w_shape, torch.float32, gen)
         b = random_values([w_shape[0]], torch.float32, gen) if has_bias else None
         ref = F.conv2d(x, w, b, stride, padding, dilation, groups)
+        ref64 = F.conv2d(x.double(), w.double(), b.double() if has_bias else None, stride, padding, dilation, groups)
         bound = F.conv2d(x.double().abs(), w.double().abs(), b.double().abs() if has_bias else None,
                          stride, padding, dilation, groups)
+        depth = w_shape[1] * w_shape[2] * w_shape[3] + 1
         spec, out = r.tensor_out(torch.float32, ref.shape, layout)
         bias_arg = r.tensor_in(b) if has_bias else {"none": None}
         suite.expect(f"convolution x{x_shape} w{w_shape} s{stride} p{padding} d{dilation} g{groups} {layout}",
@@ -434,7 +488,62 @@ def conv_cases(suite, gen):
                      [r.tensor_in(x, layout), r.tensor_in(w, layout), bias_arg, {"int_list": stride},
                       {"int_list": padding}, {"int_list": dilation}, {"bool": False}, {"int_list": [0, 0]},
                       {"int": groups}, spec],
-                     lambda out=out, ref=ref, bound=bound: within_bound(r.read(out), ref, bound))
+                     lambda out=out, ref=ref, ref64=ref64, bound=bound, depth=depth: both(
+                         lambda: within_bound(r.read(out), ref, bound),
+                         lambda: correctly_rounded(suite, "convolution", r.read(out), ref64, bound, depth)))
+
+
+def midpoint_cases(suite, gen):
+    """Sums of 1, 2^-24 and 2^-50: just above the midpoint 1 + 2^-24 between the
+    floats 1 and 1 + 2^-23, which float32 sums land on (and round to 1); rounded
+    once from float64 they give 1 + 2^-23. Random signs and positions."""
+    r = suite.request
+    F = torch.nn.functional
+    terms = torch.tensor([1.0, 2.0 ** -24, 2.0 ** -50], dtype=torch.float64)
+    for k in [3, 40, 700]:
+        a = torch.zeros([6, k], dtype=torch.float64)
+        for row in range(6):
+            picks = torch.randperm(k, generator=gen)[:3]
+            a[row, picks] = terms[torch.randperm(3, generator=gen)] * (1 if row % 2 else -1)
+        a = a.float()
+        b = torch.ones([k, 21])
+        ref64 = torch.mm(a.double(), b.double())
+        assert bool((ref64.float().abs() == 1 + 2.0 ** -23).all())
+        bound = torch.mm(a.double().abs(), b.double())
+        spec, out = r.tensor_out(torch.float32, [6, 21])
+        suite.expect(f"mm next to a float32 midpoint, depth {k}", "aten::mm.out", [r.tensor_in(a), r.tensor_in(b), spec],
+                     lambda out=out, ref64=ref64, bound=bound, k=k: correctly_rounded(suite, "mm", r.read(out), ref64,
+                                                                                      bound, k))
+        spec, out = r.tensor_out(torch.float32, [21, 6])
+        suite.expect(f"linear next to a float32 midpoint, depth {k}", "aten::linear.out",
+                     [r.tensor_in(b.t().contiguous()), r.tensor_in(a), {"none": None}, spec],
+                     lambda out=out, ref64=ref64, bound=bound, k=k: correctly_rounded(
+                         suite, "linear", r.read(out), ref64.t(), bound.t(), k))
+    # Convolutions of ones whose kernels hold the three terms: depthwise
+    # (strided, dilated), grouped, full, over several depth blocks.
+    for x_shape, w_shape, stride, padding, dilation, groups in [
+            ([1, 8, 9, 10], [8, 1, 3, 3], 1, 1, 1, 8),
+            ([1, 8, 12, 11], [8, 1, 3, 3], 2, 1, 1, 8),
+            ([1, 4, 13, 12], [4, 1, 3, 3], 1, 2, 2, 4),
+            ([1, 8, 9, 9], [12, 2, 3, 3], 1, 1, 1, 4),
+            ([1, 64, 7, 7], [9, 64, 3, 3], 1, 1, 1, 1),
+            ([1, 16, 6, 7], [10, 16, 1, 1], 1, 0, 1, 1)]:
+        x = torch.ones(x_shape)
+        taps = w_shape[1] * w_shape[2] * w_shape[3]
+        w = torch.zeros([w_shape[0], taps], dtype=torch.float64)
+        for oc in range(w_shape[0]):
+            picks = torch.randperm(taps, generator=gen)[:3]
+            w[oc, picks] = terms[torch.randperm(3, generator=gen)]
+        w = w.float().reshape(w_shape)
+        ref64 = F.conv2d(x.double(), w.double(), None, stride, padding, dilation, groups)
+        bound = F.conv2d(x.double(), w.double().abs(), None, stride, padding, dilation, groups)
+        spec, out = r.tensor_out(torch.float32, ref64.shape)
+        suite.expect(f"convolution next to a float32 midpoint x{x_shape} w{w_shape} s{stride} p{padding} "
+                     f"d{dilation} g{groups}", "aten::convolution.out",
+                     [r.tensor_in(x), r.tensor_in(w), {"none": None}, {"int_list": [stride]}, {"int_list": [padding]},
+                      {"int_list": [dilation]}, {"bool": False}, {"int_list": [0, 0]}, {"int": groups}, spec],
+                     lambda out=out, ref64=ref64, bound=bound, taps=taps: correctly_rounded(
+                         suite, "convolution", r.read(out), ref64, bound, taps))
 
 
 def pool_cases(suite, gen):
@@ -677,9 +786,23 @@ def average_pool_cases(suite, gen):
                         "aten::adaptive_avg_pool2d.out", [r.tensor_in(x, layout), {"int_list": size}, spec], out, ref)
 
 
+def trailing_dims(shape, dim):
+    """Whether `dim` (None or [] is every dimension) names the last len(dim) dimensions of `shape`."""
+    if not dim:
+        return True
+    wrapped = sorted(d % len(shape) for d in dim) if shape else []
+    return wrapped == list(range(len(shape) - len(wrapped), len(shape)))
+
+
 def mean_cases(suite, gen):
     r = suite.request
     configs = [
+        # global average pooling sizes (aten's cascade: short rows, 8-float
+        # vectors, blocks of 16 and the next level)
+        ([1, 72, 16, 16], [-1, -2], True, None, torch.float32, CONTIGUOUS),
+        ([2, 40, 7, 7], [-1, -2], True, None, torch.float32, CONTIGUOUS),
+        ([3, 5, 2, 3], [2, 3], False, None, torch.float32, CONTIGUOUS),
+        ([1, 4, 300, 300], [-1, -2], True, None, torch.float32, CONTIGUOUS),
         # shape, dim, keepdim, dtype (None: out's), out dtype, layout
         ([2, 3, 5, 7], [-1, -2], True, None, torch.float32, CONTIGUOUS),
         ([2, 16, 7, 7], [2, 3], False, None, torch.float32, CHANNELS_LAST),
@@ -706,10 +829,17 @@ def mean_cases(suite, gen):
             spec, out = r.tensor_out(out_dtype, ref.shape)
             dtype_arg = {"none": None} if dtype is None else {"scalar_type": DTYPES[dtype]}
             dim_arg = {"none": None} if dim is None else {"int_list": dim}
-            suite.expect(f"mean {DTYPES[in_dtype]}->{DTYPES[out_dtype]} {shape} dim={dim} keepdim={keepdim} {layout}",
+            # A float32 mean over trailing dimensions of a contiguous tensor
+            # follows aten's order of additions: PyTorch's own bits under its
+            # default and avx2 capabilities (8-float vectors).
+            exact = (in_dtype == out_dtype == torch.float32 and layout == CONTIGUOUS and dtype is None and
+                     trailing_dims(shape, dim) and aten_capabilities.active(torch) in ("NO AVX", "AVX2"))
+            suite.expect(f"mean {DTYPES[in_dtype]}->{DTYPES[out_dtype]} {shape} dim={dim} keepdim={keepdim} {layout}"
+                         + (" (bit for bit)" if exact else ""),
                          "aten::mean.out", [r.tensor_in(x, layout), dim_arg, {"bool": keepdim}, dtype_arg, spec],
-                         lambda out=out, ref=ref, scale=scale: within_ulps_of_scale(
-                             suite, f"mean {DTYPES[ref.dtype]}", r.read(out), ref, scale, MEAN_ULPS))
+                         (lambda out=out, ref=ref: same_bits(r.read(out), ref)) if exact else
+                         (lambda out=out, ref=ref, scale=scale: within_ulps_of_scale(
+                             suite, f"mean {DTYPES[ref.dtype]}", r.read(out), ref, scale, MEAN_ULPS)))
     x = random_values([2, 3, 4], torch.float32, gen, specials=True)
     ref = torch.mean(x, [2])
     spec, out = r.tensor_out(torch.float32, ref.shape)
@@ -789,7 +919,7 @@ def main():
     gen = torch.Generator().manual_seed(SEED)
     suite = Suite(sys.argv[1])
     for cases in (elementwise_cases, arithmetic_cases, activation_cases, copy_cases, more_copy_cases, matmul_cases, linear_cases,
-                  conv_cases, pool_cases, average_pool_cases, mean_cases, softmax_cases):
+                  conv_cases, midpoint_cases, pool_cases, average_pool_cases, mean_cases, softmax_cases):
         cases(suite, gen)
     return suite.run()
 
