@@ -36,6 +36,7 @@ ADD = "aten::add.out"
 RELU = "aten::relu.out"
 HARDTANH = "aten::hardtanh.out"
 ADAPTIVE_AVG_POOL2D = "aten::adaptive_avg_pool2d.out"
+MEAN = "aten::mean.out"
 MAX_POOL2D = "aten::max_pool2d_with_indices.out"
 
 CONV2D_INT8 = "et_xnnpack::conv2d.out"
@@ -193,6 +194,8 @@ def _match_at(p, n):
         match = _add(p, m, args, consumed, y_q, out_q)
     elif op == ADAPTIVE_AVG_POOL2D and list(p.scalar(args[1])) == [1, 1] and len(p.values[args[0]]["sizes"]) == 4:
         match = _average_pool(p, m, args, consumed, y_q, out_q)
+    elif op == MEAN and _is_global_average_pool(p, args):
+        match = _average_pool(p, m, args, consumed, y_q, out_q)
     elif op == MAX_POOL2D and clamp is None and not p.readers.get(args[-1]):
         match = _max_pool(p, m, args, consumed, y_q, out_q)
     if match is not None:
@@ -292,6 +295,14 @@ def _add(p, m, args, consumed, y_q, out_q):
         return [new(a[1]), *_quant_args(b, a[2]), new(c[1]), *_quant_args(b, c[2])]
 
     return _Match(ADD_INT8, consumed, [a[1], c[1]], y_q, out_q, build)
+
+
+def _is_global_average_pool(p, args):
+    """mean over the last two dimensions of a 4-D tensor, kept as 1 x 1 (what a 1 x 1 adaptive pooling lowers to)."""
+    if len(p.values[args[0]]["sizes"]) != 4 or p.scalar(args[2]) is not True:
+        return False
+    dims = p.scalar(args[1])
+    return dims is not None and sorted(d % 4 for d in dims) == [2, 3] and p.scalar(args[3]) is None
 
 
 def _average_pool(p, m, args, consumed, y_q, out_q):
