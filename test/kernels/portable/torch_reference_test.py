@@ -123,14 +123,22 @@ def same_bits(ours, ref):
     return (torch.equal(ours, ref), "values differ")
 
 
-def within_bound(ours, ref, bound, rtol=RTOL):
-    """|ours - ref| <= rtol * bound elementwise (bound: sum of |terms|)."""
+def non_nan(ours, ref):
+    """(the mask of ref's non-NaN elements, "") when the shapes and the NaN
+    positions agree, else (None, why)."""
     if ours.shape != ref.shape:
-        return False, f"shape {tuple(ours.shape)} vs {tuple(ref.shape)}"
+        return None, f"shape {tuple(ours.shape)} vs {tuple(ref.shape)}"
     nan_ours, nan_ref = torch.isnan(ours), torch.isnan(ref)
     if not torch.equal(nan_ours, nan_ref):
-        return False, "NaN positions differ"
-    keep = ~nan_ref
+        return None, "NaN positions differ"
+    return ~nan_ref, ""
+
+
+def within_bound(ours, ref, bound, rtol=RTOL):
+    """|ours - ref| <= rtol * bound elementwise (bound: sum of |terms|)."""
+    keep, why = non_nan(ours, ref)
+    if keep is None:
+        return False, why
     same = ours[keep] == ref[keep]  # equal infinities have no finite difference
     err = torch.where(same, torch.zeros((), dtype=torch.float64), (ours[keep].double() - ref[keep].double()).abs())
     limit = rtol * bound[keep].double() + 1e-300
@@ -139,18 +147,16 @@ def within_bound(ours, ref, bound, rtol=RTOL):
     worst = (err / limit).argmax()
     return False, f"error {err[worst].item():.3g} exceeds {limit[worst].item():.3g}"
 
+
 def correctly_rounded(suite, op, ours, ref64, bound, depth, exact_sums=False):
     """ours == float32(ref64) elementwise (NaNs by position), but where ref64 is
     within 2 * (depth + 2) * 2^-53 * bound (two float64 sums' error bounds) of a
     float32 rounding boundary: there either float32 neighbour of that band.
     exact_sums: every float64 partial sum is exact, so no band at all."""
     expected = ref64.float()
-    if ours.shape != expected.shape:
-        return False, f"shape {tuple(ours.shape)} vs {tuple(expected.shape)}"
-    nan_ours, nan_ref = torch.isnan(ours), torch.isnan(expected)
-    if not torch.equal(nan_ours, nan_ref):
-        return False, "NaN positions differ"
-    keep = ~nan_ref
+    keep, why = non_nan(ours, expected)
+    if keep is None:
+        return False, why
     got, want, exact = ours[keep], expected[keep], ref64[keep]
     error = (0 if exact_sums else 2 * (depth + 2) * 2.0 ** -53) * bound[keep].double()
     low, high = (exact - error).float(), (exact + error).float()
