@@ -27,6 +27,7 @@ _QUERIES = {
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m et_ops",
+        allow_abbrev=False,
         description="Prints where the C++ SDK of this et_ops package lies, so that C++ programs build against "
                     "the very libraries this interpreter loads.")
     for flag, (query, text) in _QUERIES.items():

@@ -35,12 +35,14 @@ _MARKERS = {
 
 def _directory(kind):
     package = os.path.dirname(os.path.abspath(__file__))
+    if _sdk_layout.DIRECTORIES is None:
+        raise FileNotFoundError(
+            f"the et_ops package at {package} is a build tree's and has no C++ SDK: install et_ops "
+            "(the wheel, or `meson install`) and use that one")
     path = os.path.normpath(os.path.join(package, _sdk_layout.DIRECTORIES[kind]))
     if not os.path.isfile(os.path.join(path, _MARKERS[kind])):
         raise FileNotFoundError(
-            f"the et_ops package at {package} has no C++ SDK: expected {_MARKERS[kind]} in {path}. "
-            "Only an installed et_ops carries one (the wheel, or `meson install`); "
-            "a build tree's package does not")
+            f"the C++ SDK of the et_ops package at {package} is incomplete: {_MARKERS[kind]} is missing from {path}")
     return path
 
 
