@@ -23,16 +23,7 @@ cleanup() {
   if [ "$keep_native_file" = no ]; then rm -f "$native_file"; fi
 }
 trap cleanup EXIT
-passed=0
-failed=0
-
-step() { printf '\n=== %s\n' "$*"; }
-pass() { passed=$((passed + 1)); echo "ok: $*"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $*"; }
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
+. "$root/scripts/checks.sh"
 
 example=$root/examples/qmlp
 ln -s "$root" "$work/et_ops"
@@ -160,6 +151,11 @@ assert all(r['library'].startswith('$moved/et_ops/lib/') for r in et_ops.registe
 out = et_ops.load('$example/qmlp.etp').run([np.load('$example/qmlp_input_0.npy')])[0]
 assert out.tobytes() == np.load('$work/output.npy').tobytes()"
 
+check "a copy with a file missing from its SDK says which (exit 1)" bash -c "
+  rm '$moved/et_ops/lib/cmake/et_ops/et_opsConfig.cmake'
+  out=\$(PYTHONPATH='$moved' '$python' -m et_ops --cmakedir 2>&1); status=\$?
+  [ \$status -eq 1 ] && grep -q 'et_opsConfig.cmake is missing' <<<\"\$out\""
+
 step "the embedded host: one registry, and a vendored copy under both policies"
 site=$("$python" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
 cp -r "$root/test/wheel/et_ops_plugin_vendored" "$site/"
@@ -167,5 +163,4 @@ cp "$libdir/libet_kernels_quantized.so.0" "$site/et_ops_plugin_vendored/"
 check "the host (built by the docs' block) passes the one-registry and vendored-copy cases" \
   /usr/bin/python3 "$root/test/wheel/embedded_host_test.py" "$work/host" "$example" "$venv"
 
-printf '\nwheel: %d passed, %d failed\n' "$passed" "$failed"
-[ "$failed" -eq 0 ]
+summary wheel
