@@ -25,34 +25,34 @@ cleanup() {
 trap cleanup EXIT
 . "$root/scripts/checks.sh"
 
-example=$root/examples/qmlp
-ln -s "$root" "$work/et_ops"
-
-step "the commands of docs/wheel.md, in order"
-mkdir "$work/blocks"
-/usr/bin/python3 - "$root" "$work/blocks" <<'PY'
+step "the commands of docs/wheel.md: in order, in one shell, in a directory of its own"
+# As a reader runs them: a clean environment, a scratch HOME, and
+# ET_OPS_SOURCE naming this checkout.
+page=$work/page
+mkdir -p "$page" "$work/home"
+/usr/bin/python3 - "$root" > "$work/wheel_page.sh" <<'PY'
 import pathlib, sys
-root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+root = pathlib.Path(sys.argv[1])
 sys.path.insert(0, str(root / "scripts"))
 from check_docs import blocks
-runnable = [(line, code) for line, marker, _, code in blocks(root / "docs" / "wheel.md") if marker == ("run", "wheel")]
-assert runnable, "docs/wheel.md has no <!-- run: wheel --> block"
-for i, (line, code) in enumerate(runnable):
-    (out / f"{i:02d}_line{line}.sh").write_text(code)
+steps = [(line, code) for line, marker, _, code in blocks(root / "docs" / "wheel.md") if marker == ("run", "sh")]
+assert steps, "docs/wheel.md has no <!-- run: sh --> block"
+print("set -e -o pipefail")
+for line, code in steps:
+    print(f"echo '--- docs/wheel.md:{line}'")
+    print(code)
 PY
-for block in "$work"/blocks/*.sh; do
-  name=$(basename "$block" .sh)
-  echo "--- docs/wheel.md ${name#*_} ($(head -c 60 "$block" | head -n1)...)"
-  if (cd "$work" && env -u PYTHONPATH -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH bash -euo pipefail "$block"); then
-    pass "docs/wheel.md block at ${name#*_}"
-  else
-    fail "docs/wheel.md block at ${name#*_}"
-  fi
-done
+if (cd "$page" && env -i HOME="$work/home" PATH=/usr/local/bin:/usr/bin:/bin ET_OPS_SOURCE="$root" \
+      bash "$work/wheel_page.sh"); then
+  pass "docs/wheel.md runs as written"
+else
+  fail "docs/wheel.md runs as written"
+fi
 
-venv=$work/venv
+venv=$page/venv
+example=$page/exported  # the program the page exported, its input, and output.npy from it
 python=$venv/bin/python3
-[ -x "$python" ] || { echo "no virtual environment at $venv: the blocks above failed"; exit 1; }
+[ -x "$python" ] || { echo "no virtual environment at $venv: docs/wheel.md failed"; summary wheel; }
 export PATH=$venv/bin:$PATH VIRTUAL_ENV=$venv
 unset PYTHONPATH LD_LIBRARY_PATH PKG_CONFIG_PATH
 package=$("$python" -c 'import et_ops, os; print(os.path.dirname(et_ops.__file__))')
@@ -135,7 +135,7 @@ check "the pkg-config consumer builds against the copy and runs" bash -c "
     -Wl,-rpath,'$moved/et_ops/lib' &&
   ldd '$work/moved_consumer' | grep -q 'libet_ops.so.0 => $moved/et_ops/lib/libet_ops.so.0' &&
   '$work/moved_consumer' '$example/qmlp.etp' '$example/qmlp_input_0.npy' '$work/moved_output.npy' >/dev/null &&
-  cmp '$work/moved_output.npy' '$work/output.npy'"
+  cmp '$work/moved_output.npy' '$page/output.npy'"
 cp -r "$root/test/consumers/cmake/targets" "$work/cmake_moved"
 cp "$root/examples/consumer/main.cpp" "$work/cmake_moved/"
 check "the CMake consumer builds against the copy and links its libraries" bash -c "
@@ -149,7 +149,7 @@ import numpy as np, et_ops
 assert et_ops.__file__.startswith('$moved/'), et_ops.__file__
 assert all(r['library'].startswith('$moved/et_ops/lib/') for r in et_ops.registered_operators())
 out = et_ops.load('$example/qmlp.etp').run([np.load('$example/qmlp_input_0.npy')])[0]
-assert out.tobytes() == np.load('$work/output.npy').tobytes()"
+assert out.tobytes() == np.load('$page/output.npy').tobytes()"
 
 check "a copy with a file missing from its SDK says which (exit 1)" bash -c "
   rm '$moved/et_ops/lib/cmake/et_ops/et_opsConfig.cmake'
@@ -161,6 +161,6 @@ site=$("$python" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
 cp -r "$root/test/wheel/et_ops_plugin_vendored" "$site/"
 cp "$libdir/libet_kernels_quantized.so.0" "$site/et_ops_plugin_vendored/"
 check "the host (built by the docs' block) passes the one-registry and vendored-copy cases" \
-  /usr/bin/python3 "$root/test/wheel/embedded_host_test.py" "$work/host" "$example" "$venv"
+  /usr/bin/python3 "$root/test/wheel/embedded_host_test.py" "$page/host" "$example" "$venv"
 
 summary wheel
