@@ -122,6 +122,19 @@ check "CMake variables consumer runs" "$work/cmake_variables/build/variables_con
 check "ET_OPS_QUANTIZED_KERNELS_LIBRARY is the wheel's library" \
   test "$(cat "$work/cmake_variables/build/quantized_library.txt")" -ef "$libdir/libet_kernels_quantized.so.0"
 
+step "a kernel library of one's own, built against the wheel (the kit, the fingerprint helper)"
+custom=$work/custom_kernels
+cp -r "$root/examples/custom_kernels" "$custom"
+check "examples/custom_kernels builds with CMake against the wheel" cmake_build "$custom" "$custom/build" \
+  "$("$python" -m et_ops --cmakedir)"
+check "et-ops runs its program with it" et-ops run "$custom/custom.etp" --load-library "$custom/build/libacme_kernels.so" \
+  --input "$custom/custom_input_0.npy" --output-dir "$work/custom_output"
+check "Python runs it with the same bytes" "$python" -c "
+import numpy as np, et_ops
+et_ops.load_library('$custom/build/libacme_kernels.so')
+out = et_ops.load('$custom/custom.etp').run([np.load('$custom/custom_input_0.npy')])[0]
+assert out.tobytes() == np.load('$work/custom_output/output_0.npy').tobytes()"
+
 step "a copied package keeps working (pkg-config, CMake, Python)"
 moved=$work/moved
 mkdir -p "$moved"
