@@ -79,11 +79,14 @@ check "et-ops reports a bad ET_OPS_DUPLICATE_POLICY itself (the launcher does no
   [ \$? -eq 1 ] && grep -q ET_OPS_DUPLICATE_POLICY <<<\"\$out\" && ! grep -q Traceback <<<\"\$out\""
 
 step "the SDK inside the package"
-for f in lib/libet_ops.so.0 lib/libet_kernels_portable.so.0 lib/libet_kernels_quantized.so.0 \
-         lib/libet_ops.so lib/libet_kernels_portable.so lib/libet_kernels_quantized.so \
-         lib/pkgconfig/et-ops.pc lib/pkgconfig/et-kernels-portable.pc lib/pkgconfig/et-kernels-quantized.pc \
-         lib/cmake/et_ops/et_opsConfig.cmake lib/cmake/et_ops/et_opsConfigVersion.cmake \
-         include/et_ops/version.h bin/et-ops bin/et-ops-fingerprint; do
+# The kernel sets: the names in the one table, src/kernels/kernel_sets.txt.
+kernel_sets=$(sed 's/#.*//' "$root/src/kernels/kernel_sets.txt" | awk -F'|' 'NF > 1 { gsub(/[ \t]/, "", $1); print $1 }')
+sdk_files="lib/libet_ops.so.0 lib/libet_ops.so lib/pkgconfig/et-ops.pc lib/cmake/et_ops/et_opsConfig.cmake
+  lib/cmake/et_ops/et_opsConfigVersion.cmake include/et_ops/version.h bin/et-ops bin/et-ops-fingerprint"
+for set in $kernel_sets; do
+  sdk_files+=" lib/libet_kernels_$set.so.0 lib/libet_kernels_$set.so lib/pkgconfig/et-kernels-$set.pc"
+done
+for f in $sdk_files; do
   check "the package holds $f" test -f "$package/$f"
 done
 check "the headers are exactly include/ of the checkout (plus version.h)" bash -c "

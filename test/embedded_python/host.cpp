@@ -22,6 +22,9 @@
 
 #include "et_ops/kernels/portable.h"
 #include "et_ops/kernels/quantized.h"
+#if defined(HOST_REGISTERS_XNNPACK)
+#include "et_ops/kernels/xnnpack.h"
+#endif
 #include "et_ops/npy.h"
 #include "et_ops/program.h"
 #include "et_ops/registry.h"
@@ -165,6 +168,12 @@ int main(int argc, char** argv) {
     std::printf("host portable kernels: %s\n", r.message().c_str());
     ok = false;
   }
+#if defined(HOST_REGISTERS_XNNPACK)
+  if (auto r = et_ops::kernels::xnnpack::register_kernels(); !r) {
+    std::printf("host xnnpack kernels: %s\n", r.message().c_str());
+    ok = false;
+  }
+#endif
   Py_Initialize();  // the plugins and et_ops come from PYTHONPATH
   if (!o.python_policy.empty())
     ok = ok && python("import et_ops; et_ops.set_duplicate_policy('" + o.python_policy + "')");

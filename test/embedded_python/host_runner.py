@@ -29,3 +29,8 @@ def line(output, prefix):
 def numbers(text):
     """The name=number pairs of a line, as a dict."""
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text)}
+
+
+def loaded_libraries(output):
+    """The paths of the project's shared objects the host held at the end (--print-libraries)."""
+    return [l[len("loaded: "):] for l in output.splitlines() if l.startswith("loaded: ")]
