@@ -17,16 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
 work=$(mktemp -d /tmp/et_ops_packaging.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-step() { printf '\n=== %s\n' "$*"; }
-pass() { passed=$((passed + 1)); echo "ok: $*"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $*"; }
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
+. "$root/scripts/checks.sh"
 
 option() {  # the value of a Meson build option of $build
   meson introspect --buildoptions "$build" |
@@ -312,5 +303,4 @@ et_ops.set_duplicate_policy('fatal')
 et_ops.load_library('$original')
 et_ops.load_library('$byte_copy')\" 2>&1); [ \$? -eq 134 ] && grep -q '^Re-registering acme::' <<<\"\$out\""
 
-printf '\npackaging: %d passed, %d failed\n' "$passed" "$failed"
-[ "$failed" -eq 0 ]
+summary packaging
