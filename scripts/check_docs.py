@@ -25,8 +25,8 @@ what .ci/run runs, every environment block is the quick start's, and every
 page of FOLLOWED (the pages CI must follow) has run blocks.
 
 `run --source DIR [PAGE...]` follows pages as a reader would (by default
-every page with run blocks: README.md, docs/quickstart.md, then the others
-in name order): each page's run blocks, in order, in one bash session per
+every page with run blocks, but those FOLLOWED_ELSEWHERE: README.md,
+docs/quickstart.md, then the others in name order): each page's run blocks, in order, in one bash session per
 page (set -e -o pipefail; exports and `cd` carry from one block to the
 next; a python block runs with --python in that shell's directory and
 environment), starting in a fresh directory $HOME/<page> outside the
@@ -83,6 +83,9 @@ def blocks(markdown):
 # The pages CI must follow: each must keep at least one run block.
 FOLLOWED = ["README.md", "docs/quickstart.md", "docs/consuming.md", "docs/python.md", "docs/embedding-python.md",
             "docs/missing-operators.md", "docs/program-format.md", "docs/writing-kernels.md", "docs/exporting.md"]
+# Pages another CI script follows with this runner, and checks further:
+# the default run leaves them to it.
+FOLLOWED_ELSEWHERE = {"docs/wheel.md": "scripts/test-wheel.sh"}
 # The page whose environment block every other page repeats.
 ENVIRONMENT_PAGE = "docs/quickstart.md"
 
@@ -97,10 +100,12 @@ def run_blocks(page):
 
 
 def followed_pages(root):
-    """Every page with run blocks, in reading order: README, the quick start (which installs), the rest."""
+    """Every page with run blocks, in reading order: README, the quick start (which installs), the rest
+    (but those FOLLOWED_ELSEWHERE)."""
     first = [root / "README.md", root / ENVIRONMENT_PAGE]
     rest = [page for page in pages(root) if page not in first]
-    return [str(page.relative_to(root)) for page in first + rest if run_blocks(page)]
+    names = [str(page.relative_to(root)) for page in first + rest if run_blocks(page)]
+    return [name for name in names if name not in FOLLOWED_ELSEWHERE]
 
 
 # ---- check ---------------------------------------------------------------
@@ -169,7 +174,7 @@ def check(root, compiler):
             elif marker == ("run", "sh environment") and environment is not None and code != environment:
                 failures.append(f"{markdown.relative_to(root)}:{line}: the environment block differs from the one "
                                 f"of {ENVIRONMENT_PAGE}")
-    for page in FOLLOWED:
+    for page in FOLLOWED + list(FOLLOWED_ELSEWHERE):
         if not (root / page).is_file() or not run_blocks(root / page):
             failures.append(f"{page}: CI follows this page, but it has no run block")
     return checked, failures

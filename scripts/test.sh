@@ -18,6 +18,9 @@ ninja -C "$build"
 meson test -C "$build" --print-errorlogs --num-processes 2
 # Install the build and consume it three ways (pkg-config, Meson, CMake).
 scripts/test-packaging.sh "$build"
+# Build the Python wheel, install it into a fresh virtual environment and
+# build C++ consumers and an embedded-Python host against its SDK.
+scripts/test-wheel.sh
 # Every page of the documentation followed as written, from a scratch
 # directory and HOME outside the repository (README, quick start, ...).
 scripts/test-docs.sh

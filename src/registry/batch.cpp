@@ -27,7 +27,8 @@ Layout layout_of(const et_ops_manifest& m, std::string_view library_path, std::s
   std::size_t text = std::strlen(m.component) + (m.version ? std::strlen(m.version) : 0) + library_path.size();
   lengths.resize(3 * m.record_count);
   for (std::size_t i = 0; i < m.record_count; ++i) {
-    const et_ops_kernel_record& r = manifest_record(m, i);
+    const et_ops_kernel_record_v2 record = manifest_record(m, i);
+      const et_ops_kernel_record& r = record.base;
     lengths[3 * i] = std::strlen(r.op);
     lengths[3 * i + 1] = std::strlen(r.schema);
     lengths[3 * i + 2] = std::strlen(r.fingerprint);
@@ -85,7 +86,7 @@ class TextWriter {
 Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint64_t first_sequence,
                   std::vector<std::size_t>& lengths) {
   std::size_t key_count = 0;
-  for (std::size_t i = 0; i < m.record_count; ++i) key_count += *manifest_record(m, i).key != '\0';
+  for (std::size_t i = 0; i < m.record_count; ++i) key_count += *manifest_record(m, i).base.key != '\0';
   const Layout layout = layout_of(m, library_path, key_count, lengths);
   maybe_inject_allocation_failure();
   char* block = static_cast<char*>(::operator new(layout.total));
@@ -99,7 +100,8 @@ Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint6
   SchemaSummaries summaries;
   try {
     for (std::size_t i = 0; i < m.record_count; ++i) {
-      const et_ops_kernel_record& r = manifest_record(m, i);
+      const et_ops_kernel_record_v2 record = manifest_record(m, i);
+      const et_ops_kernel_record& r = record.base;
       // Every field written once (a value-initialised Record would be
       // zeroed first, which costs as much as the rest of the record).
       const std::string_view op = text.write(r.op, lengths[3 * i]);
@@ -119,7 +121,8 @@ Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint6
       const SchemaSummary summary = summaries.of(std::string_view(r.schema, lengths[3 * i + 1]));
       const bool known = summary.ok() && summary.argument_count <= 64;
       const uint64_t hash = hash_name(std::string_view(r.op, lengths[3 * i]));  // the manifest's, too
-      new (&batch->records[i]) Record{op, key_text, schema, fingerprint, hash, r.fn, key,
+      const et_ops_prepared_kernel* prepared = record.kind == ET_OPS_KERNEL_PREPARED ? record.prepared : nullptr;
+      new (&batch->records[i]) Record{op, key_text, schema, fingerprint, hash, r.fn, key, prepared,
                                       known ? static_cast<int32_t>(summary.argument_count) : -1,
                                       known ? summary.written : 0, batch, first_sequence + i};
       batch->record_count = i + 1;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -23,13 +24,14 @@ struct Record {
   uint64_t hash = 0;  // of op
   et_ops_kernel_fn fn = nullptr;
   const KernelKey* key = nullptr;  // nullptr: the fallback kernel
+  const et_ops_prepared_kernel* prepared = nullptr;  // a prepared kernel's functions; nullptr: plain
   int32_t argument_count = -1;     // from the schema; -1 when it does not parse
   uint64_t written = 0;            // bit i: the kernel writes argument i
   const Batch* batch = nullptr;
   uint64_t sequence = 0;  // registration order, for stable introspection
 
   bool is_fallback() const { return key == nullptr; }
-  ResolvedKernel resolved() const { return ResolvedKernel{fn, argument_count, written}; }
+  ResolvedKernel resolved() const { return ResolvedKernel{fn, argument_count, written, prepared}; }
 };
 
 struct Batch {
@@ -51,9 +53,13 @@ Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint6
                   std::vector<std::size_t>& lengths);
 void destroy_batch(Batch* batch);
 
-// Record i of a manifest, whose records may be larger than ours (a newer builder).
-inline const et_ops_kernel_record& manifest_record(const et_ops_manifest& m, std::size_t i) {
-  return *reinterpret_cast<const et_ops_kernel_record*>(reinterpret_cast<const char*>(m.records) + i * m.record_size);
+// Record i of a manifest, whose records may be larger than ours (a newer
+// builder); a version 1 record is a plain kernel.
+inline et_ops_kernel_record_v2 manifest_record(const et_ops_manifest& m, std::size_t i) {
+  const char* at = reinterpret_cast<const char*>(m.records) + i * m.record_size;
+  et_ops_kernel_record_v2 r{};
+  std::memcpy(&r, at, m.abi_version >= ET_OPS_ABI_VERSION_PREPARED ? sizeof r : sizeof r.base);
+  return r;
 }
 
 }  // namespace et_ops::detail

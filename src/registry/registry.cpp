@@ -29,12 +29,14 @@ namespace detail {
 namespace {
 
 std::string validate(const et_ops_manifest& m) {
-  if (m.abi_version != ET_OPS_ABI_VERSION)
-    return fmt::format("unsupported ABI version {} (this registry speaks version {})", m.abi_version,
-                       ET_OPS_ABI_VERSION);
-  if (m.record_size < sizeof(et_ops_kernel_record))
+  if (m.abi_version != ET_OPS_ABI_VERSION && m.abi_version != ET_OPS_ABI_VERSION_PREPARED)
+    return fmt::format("unsupported ABI version {} (this registry speaks versions {} and {})", m.abi_version,
+                       ET_OPS_ABI_VERSION, ET_OPS_ABI_VERSION_PREPARED);
+  const std::size_t record_size =
+      m.abi_version == ET_OPS_ABI_VERSION ? sizeof(et_ops_kernel_record) : sizeof(et_ops_kernel_record_v2);
+  if (m.record_size < record_size)
     return fmt::format("record size {} is smaller than version {} records ({} bytes)", m.record_size,
-                       ET_OPS_ABI_VERSION, sizeof(et_ops_kernel_record));
+                       m.abi_version, record_size);
   if (m.component == nullptr || *m.component == '\0') return "the manifest names no component";
   if (m.record_count > 0 && m.records == nullptr) return "the manifest has records but no record array";
   return {};
@@ -42,13 +44,23 @@ std::string validate(const et_ops_manifest& m) {
 
 bool is_valid_key(const char* key) { return key != nullptr && (*key == '\0' || KernelKey::parse(key)); }
 
-std::string validate_record(const et_ops_kernel_record& r, std::size_t i) {
+std::string validate_record(const et_ops_kernel_record_v2& record, std::size_t i) {
+  const et_ops_kernel_record& r = record.base;
   if (r.op == nullptr || *r.op == '\0') return fmt::format("record {} has no operator name", i);
   if (r.fn == nullptr) return fmt::format("record {} ({}) has no function", i, r.op);
   if (!is_valid_key(r.key))
     return fmt::format("record {} ({}) has an invalid kernel key '{}'", i, r.op, r.key ? r.key : "(null)");
   if (r.schema == nullptr || r.fingerprint == nullptr)
     return fmt::format("record {} ({}) lacks a schema or fingerprint", i, r.op);
+  if (record.kind != ET_OPS_KERNEL_PLAIN && record.kind != ET_OPS_KERNEL_PREPARED)
+    return fmt::format("record {} ({}) has an unknown kernel kind {}", i, r.op, record.kind);
+  if (record.kind == ET_OPS_KERNEL_PREPARED) {
+    const et_ops_prepared_kernel* p = record.prepared;
+    if (p == nullptr || p->struct_size < sizeof(et_ops_prepared_kernel) || p->prepare == nullptr ||
+        p->release_prepared == nullptr || p->run == nullptr || (p->instantiate != nullptr && p->release_instance == nullptr))
+      return fmt::format("record {} ({}) is a prepared kernel without its prepare, release and run functions", i,
+                         r.op);
+  }
   return {};
 }
 
@@ -87,7 +99,7 @@ class Registry {
     if (m.record_count == 0) return RegistrationResult(ET_OPS_OK, {}, 0, 0, 0);
     PolicyChoice policy = effective_duplicate_policy();
     if (!policy.ok()) return RegistrationResult(ET_OPS_ERROR_POLICY, policy.error, 0, 0, 0);
-    const std::string library = library_of(reinterpret_cast<const void*>(manifest_record(m, 0).fn));
+    const std::string library = library_of(reinterpret_cast<const void*>(manifest_record(m, 0).base.fn));
     try {
       return register_locked(m, library, policy);
     } catch (const std::bad_alloc&) {
