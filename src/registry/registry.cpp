@@ -101,13 +101,13 @@ class Registry {
   std::size_t unregister(const std::string& library_path) {
     std::lock_guard<std::mutex> lock(write_mutex_);
     const Table& old = *current();
-    auto removed_here = [&](const Record* r) { return r->batch->library_path == library_path; };
+    auto removed_here = [&](const Record* r) { return r->batch().library_path == library_path; };
     std::size_t entries = 0, records = 0, removed = 0, batches = 0;
     for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) {
-      const std::size_t kept =
-          std::count_if(old.records_of(*e), old.records_of(*e) + e->count, [&](const Record* r) { return !removed_here(r); });
+      const std::size_t kept = std::count_if(old.records_of(*e), old.records_of(*e) + e->count(),
+                                             [&](const Record* r) { return !removed_here(r); });
       records += kept;
-      removed += e->count - kept;
+      removed += e->count() - kept;
       entries += kept > 0;
     }
     if (removed == 0) return 0;
@@ -117,9 +117,9 @@ class Registry {
       if ((*b)->library_path != library_path) next->add_batch(*b);
     for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) {
       const Record* const* rs = old.records_of(*e);
-      if (std::all_of(rs, rs + e->count, removed_here)) continue;
-      next->add_entry(e->name, e->hash);
-      for (std::size_t i = 0; i < e->count; ++i)
+      if (std::all_of(rs, rs + e->count(), removed_here)) continue;
+      next->begin_records(next->add_entry(e->name(), e->hash));
+      for (std::size_t i = 0; i < e->count(); ++i)
         if (!removed_here(rs[i])) next->add_record(rs[i]);
     }
     next->finish();
@@ -128,18 +128,27 @@ class Registry {
     return removed;
   }
 
+  et_ops_kernel_fn lookup_function(std::string_view op, const et_ops_tensor* const* tensors, std::size_t count) const {
+    const uint32_t hash = hash_name(op);
+    HazardGuard<Table> table(table_);
+    const Entry* entry = table->find(op, hash);
+    if (entry == nullptr) return nullptr;
+    if (!entry->has_specialised() || count == 0) return entry->fallback;
+    const Record* chosen = choose(*table.get(), *entry, tensors, count);
+    return chosen ? chosen->fn : nullptr;
+  }
+
   ResolvedKernel lookup(std::string_view op, const et_ops_tensor* const* tensors, std::size_t count) const {
-    const uint64_t hash = hash_name(op);
+    const uint32_t hash = hash_name(op);
     HazardGuard<Table> table(table_);
     const Entry* entry = table->find(op, hash);
     if (entry == nullptr) return {};
-    if (entry->has_specialised && count > 0)
-      if (const Record* r = table->specialised_match(*entry, tensors, count)) return r->resolved();
-    return entry->fallback;
+    const Record* chosen = choose(*table.get(), *entry, tensors, count);
+    return chosen ? chosen->resolved() : ResolvedKernel{};
   }
 
   bool has(std::string_view op) const {
-    const uint64_t hash = hash_name(op);
+    const uint32_t hash = hash_name(op);
     HazardGuard<Table> table(table_);
     return table->find(op, hash) != nullptr;
   }
@@ -152,12 +161,12 @@ class Registry {
       out.reserve(table->record_count());
       for (const Entry* e = table->entries_begin(); e != table->entries_end(); ++e) {
         const Record* const* rs = table->records_of(*e);
-        for (std::size_t i = 0; i < e->count; ++i) {
+        for (std::size_t i = 0; i < e->count(); ++i) {
           const Record& r = *rs[i];
-          out.push_back(RecordInfo{std::string(r.op), std::string(r.key_text), std::string(r.schema),
-                                   std::string(r.fingerprint), r.batch->origin(), reinterpret_cast<const void*>(r.fn),
-                                   is_active(rs, i)});
-          sequences.push_back(r.sequence);
+          out.push_back(RecordInfo{std::string(r.op()), std::string(r.key_text()), r.schema(),
+                                   std::string(r.fingerprint()), r.batch().origin(),
+                                   reinterpret_cast<const void*>(r.fn), is_active(rs, i)});
+          sequences.push_back(r.sequence());
         }
       }
     }
@@ -184,18 +193,27 @@ class Registry {
   // Scratch space of one registration, kept between registrations so a
   // warm registry allocates nothing for it. Guarded by write_mutex_.
   struct Scratch {
-    std::vector<Outcome> outcome;
-    std::vector<int64_t> old_entry;       // per record: its operator's entry in the old table, or -1
-    std::vector<uint32_t> op_head;        // per record: the first record of the batch with its operator
-    std::vector<uint32_t> next_same_op;   // per record: the next record with its operator, or UINT32_MAX
-    std::vector<uint32_t> op_tail;        // per head record: the last record with its operator
-    std::vector<uint32_t> batch_index;    // open addressing over the batch's operators: head + 1
-    std::vector<uint32_t> entry_first;    // per old entry: its first new record, or UINT32_MAX
-    std::vector<uint32_t> next_in_entry;  // per record: the next new record of the same old entry
+    std::vector<MeasuredRecord> measured;  // while the batch is built
+    std::vector<Outcome> outcome;          // per record
+    // Each entry's records of the batch, chained: from its latest record
+    // back while they are placed, then reversed into batch order.
+    std::vector<uint32_t> last_of_entry;  // per entry of the next table
+    std::vector<uint32_t> next_same_op;   // per record
     std::vector<Collision> conflicts;
-    std::vector<std::size_t> lengths;  // of each record's strings, while the batch is built
   };
   static constexpr uint32_t kNone = UINT32_MAX;
+
+  struct Tally {
+    uint32_t registered = 0, deduplicated = 0, unchanged = 0;
+  };
+
+  // A matching specialised record, else the active fallback.
+  static const Record* choose(const Table& table, const Entry& entry, const et_ops_tensor* const* tensors,
+                              std::size_t count) {
+    if (entry.has_specialised() && count > 0)
+      if (const Record* r = table.specialised_match(entry, tensors, count)) return r;
+    return table.fallback_record(entry);
+  }
 
   RegistrationResult invalid(const et_ops_manifest& m, const std::string& error) {
     return RegistrationResult(
@@ -205,134 +223,122 @@ class Registry {
         0, 0, 0);
   }
 
+  // Builds the batch and, once, the next table: the old entries, then each
+  // record into its operator's entry (found or added through the next
+  // table's own index), then every entry's records in place.
   RegistrationResult register_locked(const et_ops_manifest& m, const std::string& library,
                                      const PolicyChoice& policy) {
     std::lock_guard<std::mutex> lock(write_mutex_);
     const Table& old = *current();
-    BatchOwner batch(make_batch(m, library, sequence_ + 1, scratch_.lengths));
+    BatchOwner batch(make_batch(m, library, sequence_ + 1, scratch_.measured));
     const std::size_t n = batch->record_count;
-    prepare_scratch(n, old);
-    uint32_t registered = 0, deduplicated = 0, unchanged = 0, new_ops = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const Record& r = batch->records[i];
-      const uint32_t head = group_by_operator(*batch, static_cast<uint32_t>(i));
-      const Entry* old_entry = old.find(r.op, r.hash);
-      scratch_.old_entry[i] = old_entry ? old_entry - old.entries_begin() : -1;
-      new_ops += old_entry == nullptr && head == i;
-      const Record* active = nullptr;
-      bool same_function = false;
-      if (old_entry != nullptr)
-        for (const Record* const* c = old.records_of(*old_entry); c != old.records_of(*old_entry) + old_entry->count; ++c)
-          if ((*c)->key_text == r.key_text) {
-            if (active == nullptr) active = *c;
-            same_function |= (*c)->fn == r.fn;
-          }
-      bool listed_twice = false;
-      for (uint32_t j = head; j != i; j = scratch_.next_same_op[j])
-        if (batch->records[j].key_text == r.key_text) {
-          if (batch->records[j].fn == r.fn) same_function = true;
-          else listed_twice = true;
-        }
-      if (same_function) {
-        scratch_.outcome[i] = Outcome::Unchanged;
-        ++unchanged;
-      } else if (listed_twice) {
-        return RegistrationResult(ET_OPS_ERROR_INVALID,
-                                  fmt::format("invalid kernel manifest of component {}: {} [key {}] appears twice "
-                                              "with different functions",
-                                              m.component, r.op, r.is_fallback() ? "" : r.key_text),
-                                  0, 0, 0);
-      } else if (active == nullptr) {
-        scratch_.outcome[i] = Outcome::New;
-        ++registered;
-      } else if (policy.policy == DuplicatePolicy::Fatal) {
-        die(Collision{active, &r}, policy);
-      } else if (active->schema == r.schema && active->fingerprint == r.fingerprint) {
-        scratch_.outcome[i] = Outcome::Deduplicated;
-        ++deduplicated;
-      } else {
-        scratch_.conflicts.push_back(Collision{active, &r});
-      }
-    }
+    TableOwner next(Table::create(old.entry_count() + n, old.record_count() + n, old.batch_count() + 1));
+    for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) next->add_entry(e->name(), e->hash);
+    Tally tally;
+    if (const Record* twice = place_records(old, *batch, *next, policy, tally))
+      return RegistrationResult(ET_OPS_ERROR_INVALID,
+                                fmt::format("invalid kernel manifest of component {}: {} [key {}] appears twice "
+                                            "with different functions",
+                                            m.component, twice->op(), twice->key_text()),
+                                0, 0, 0);
     if (!scratch_.conflicts.empty()) {
       conflicts_ += scratch_.conflicts.size();
       return RegistrationResult(ET_OPS_ERROR_CONFLICT, conflict_message(batch->origin(), scratch_.conflicts), 0, 0, 0);
     }
-    if (registered + deduplicated > 0) {
-      publish(build_with(old, batch.get(), registered + deduplicated, new_ops));
+    if (tally.registered + tally.deduplicated > 0) {
+      lay_out(old, batch.get(), *next);
+      publish(std::move(next));
       batch.release();  // the table holds it now
       sequence_ += n;
     }
-    registered_ += registered;
-    deduplicated_ += deduplicated;
-    return RegistrationResult(ET_OPS_OK, {}, registered, deduplicated, unchanged);
+    registered_ += tally.registered;
+    deduplicated_ += tally.deduplicated;
+    return RegistrationResult(ET_OPS_OK, {}, tally.registered, tally.deduplicated, tally.unchanged);
   }
 
-  void prepare_scratch(std::size_t n, const Table& old) {
-    std::size_t capacity = 8;
-    while (capacity < n * 2) capacity *= 2;
-    scratch_.outcome.assign(n, Outcome::Unchanged);
-    scratch_.old_entry.assign(n, -1);
-    scratch_.op_head.assign(n, kNone);
-    scratch_.next_same_op.assign(n, kNone);
-    scratch_.op_tail.assign(n, kNone);
-    scratch_.batch_index.assign(capacity, 0);
-    scratch_.entry_first.assign(old.entries_end() - old.entries_begin(), kNone);
-    scratch_.next_in_entry.assign(n, kNone);
+  // Decides each record's outcome against the old table and the batch's
+  // earlier records, and links it into its entry of `next`. Returns a
+  // record listed twice with different functions, if any; gathers
+  // conflicts in the scratch space; aborts under the fatal policy.
+  const Record* place_records(const Table& old, const Batch& batch, Table& next, const PolicyChoice& policy,
+                              Tally& tally) {
+    const std::size_t n = batch.record_count, old_entries = old.entry_count();
+    scratch_.outcome.resize(n);
+    scratch_.next_same_op.resize(n);
+    scratch_.last_of_entry.assign(old_entries + n, kNone);
     scratch_.conflicts.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const Record& r = batch.records()[i];
+      const std::string_view op = r.op(), key = r.key_text();
+      const uint32_t hash = hash_name(op);
+      uint32_t number = next.find_number(op, hash);
+      if (number == Table::kNoEntry) number = next.add_entry(op, hash);
+      const Record* active = nullptr;
+      bool same_function = false, listed_twice = false;
+      if (number < old_entries) {
+        const Entry& entry = old.entries_begin()[number];
+        for (const Record* const* c = old.records_of(entry); c != old.records_of(entry) + entry.count(); ++c)
+          if ((*c)->key_text() == key) {
+            if (active == nullptr) active = *c;
+            same_function |= (*c)->fn == r.fn;
+          }
+      }
+      for (uint32_t j = scratch_.last_of_entry[number]; j != kNone; j = scratch_.next_same_op[j])
+        if (batch.records()[j].key_text() == key) {
+          if (batch.records()[j].fn == r.fn) same_function = true;
+          else listed_twice = true;
+        }
+      scratch_.next_same_op[i] = scratch_.last_of_entry[number];
+      scratch_.last_of_entry[number] = static_cast<uint32_t>(i);
+      Outcome& outcome = scratch_.outcome[i];
+      if (same_function) {
+        outcome = Outcome::Unchanged;
+        ++tally.unchanged;
+      } else if (listed_twice) {
+        return &r;
+      } else if (active == nullptr) {
+        outcome = Outcome::New;
+        ++tally.registered;
+      } else if (policy.policy == DuplicatePolicy::Fatal) {
+        die(Collision{active, &r}, policy);
+      } else if (active->same_schema(r) && active->fingerprint() == r.fingerprint()) {
+        outcome = Outcome::Deduplicated;
+        ++tally.deduplicated;
+      } else {
+        outcome = Outcome::Unchanged;  // the batch is rejected
+        scratch_.conflicts.push_back(Collision{active, &r});
+      }
+    }
+    return nullptr;
   }
 
-  // Links record i after the batch's earlier records with the same
-  // operator; returns the first of them (i itself when it is the first).
-  uint32_t group_by_operator(const Batch& batch, uint32_t i) {
-    const Record& r = batch.records[i];
-    const std::size_t mask = scratch_.batch_index.size() - 1;
-    for (std::size_t at = r.hash & mask;; at = (at + 1) & mask) {
-      const uint32_t slot = scratch_.batch_index[at];
-      if (slot == 0) {
-        scratch_.batch_index[at] = i + 1;
-        scratch_.op_head[i] = scratch_.op_tail[i] = i;
-        return i;
+  // Every entry's records, in entry order: the old ones, then the batch's
+  // accepted ones in batch order.
+  void lay_out(const Table& old, Batch* batch, Table& next) {
+    for (uint32_t number = 0; number < next.entry_count(); ++number) {
+      next.begin_records(number);
+      if (number < old.entry_count()) {
+        const Entry& entry = old.entries_begin()[number];
+        for (std::size_t k = 0; k < entry.count(); ++k) next.add_record(old.records_of(entry)[k]);
       }
-      const Record& first = batch.records[slot - 1];
-      if (first.hash == r.hash && first.op == r.op) {
-        const uint32_t head = slot - 1;
-        scratch_.next_same_op[scratch_.op_tail[head]] = i;
-        scratch_.op_tail[head] = i;
-        scratch_.op_head[i] = head;
-        return head;
-      }
+      for (uint32_t j = reverse_chain(scratch_.last_of_entry[number]); j != kNone; j = scratch_.next_same_op[j])
+        if (scratch_.outcome[j] != Outcome::Unchanged) next.add_record(&batch->records()[j]);
     }
+    for (Batch* const* b = old.batches_begin(); b != old.batches_end(); ++b) next.add_batch(*b);
+    next.add_batch(batch);
+    next.finish();
   }
 
-  // The old table plus the batch's accepted records, built once.
-  TableOwner build_with(const Table& old, Batch* batch, std::size_t accepted, std::size_t new_ops) {
-    const std::size_t old_entries = old.entries_end() - old.entries_begin();
-    TableOwner next(Table::create(old_entries + new_ops, old.record_count() + accepted,
-                                  (old.batches_end() - old.batches_begin()) + 1));
-    for (Batch* const* b = old.batches_begin(); b != old.batches_end(); ++b) next->add_batch(*b);
-    next->add_batch(batch);
-    // New records of existing operators, chained per old entry in batch order.
-    std::vector<uint32_t>& first = scratch_.entry_first;
-    for (std::size_t i = batch->record_count; i-- > 0;) {
-      if (scratch_.outcome[i] == Outcome::Unchanged || scratch_.old_entry[i] < 0) continue;
-      scratch_.next_in_entry[i] = first[scratch_.old_entry[i]];
-      first[scratch_.old_entry[i]] = static_cast<uint32_t>(i);
+  // Reverses a chain of next_same_op links; returns its new first record.
+  uint32_t reverse_chain(uint32_t last) {
+    uint32_t first = kNone;
+    while (last != kNone) {
+      const uint32_t previous = scratch_.next_same_op[last];
+      scratch_.next_same_op[last] = first;
+      first = last;
+      last = previous;
     }
-    for (std::size_t e = 0; e < old_entries; ++e) {
-      const Entry& entry = old.entries_begin()[e];
-      next->add_entry(entry.name, entry.hash);
-      for (std::size_t k = 0; k < entry.count; ++k) next->add_record(old.records_of(entry)[k]);
-      for (uint32_t i = first[e]; i != kNone; i = scratch_.next_in_entry[i]) next->add_record(&batch->records[i]);
-    }
-    for (std::size_t i = 0; i < batch->record_count; ++i) {
-      if (scratch_.old_entry[i] >= 0 || scratch_.op_head[i] != i) continue;  // not the first of a new operator
-      next->add_entry(batch->records[i].op, batch->records[i].hash);
-      for (uint32_t j = static_cast<uint32_t>(i); j != kNone; j = scratch_.next_same_op[j])
-        if (scratch_.outcome[j] != Outcome::Unchanged) next->add_record(&batch->records[j]);
-    }
-    next->finish();
-    return next;
+    return first;
   }
 
   [[noreturn]] static void die(const Collision& collision, const PolicyChoice& policy) {
@@ -395,7 +401,7 @@ std::size_t unregister_library(std::string_view library_path) {
 }
 
 et_ops_kernel_fn lookup(std::string_view op, const et_ops_tensor* const* tensors, std::size_t tensor_count) {
-  return detail::registry().lookup(op, tensors, tensor_count).fn;
+  return detail::registry().lookup_function(op, tensors, tensor_count);
 }
 
 ResolvedKernel lookup_kernel(std::string_view op, const et_ops_tensor* const* tensors, std::size_t tensor_count) {
