@@ -43,12 +43,14 @@ Layout measure(const et_ops_manifest& m, std::string_view library_path, std::vec
   for (std::size_t i = 0; i < m.record_count; ++i) {
     const et_ops_kernel_record& r = manifest_record(m, i);
     MeasuredRecord& x = measured[i];
-    x.op_size = checked_size(std::strlen(r.op));
     x.schema_size = checked_size(std::strlen(r.schema));
     x.fingerprint_size = checked_size(std::strlen(r.fingerprint));
-    const std::string_view op(r.op, x.op_size), schema(r.schema, x.schema_size);
+    const std::string_view schema(r.schema, x.schema_size);
     const SchemaReader reader(schema);
-    x.named_schema = reader.ok() && reader.operator_name() == op;
+    // Comparing the operator with the schema's name measures it too.
+    const std::string_view name = reader.operator_name();
+    x.named_schema = reader.ok() && std::strncmp(r.op, name.data(), name.size()) == 0 && r.op[name.size()] == '\0';
+    x.op_size = x.named_schema ? static_cast<uint32_t>(name.size()) : checked_size(std::strlen(r.op));
     const std::string_view tail = tail_of(schema, x);
     x.new_tail = i == 0 || x.named_schema != last_named || tail != last_tail;
     if (x.new_tail) {
@@ -100,12 +102,11 @@ class BatchBuilder {
   void add_record(std::size_t i, const et_ops_kernel_record& r, const MeasuredRecord& x) {
     Record* record = batch_->records() + i;
     const std::string_view op = write(r.op, x.op_size);
-    const std::string_view fingerprint = write(r.fingerprint, x.fingerprint_size);
+    write(r.fingerprint, x.fingerprint_size);  // right after the operator's name
     if (x.new_tail) add_tail(std::string_view(r.schema, x.schema_size), x);
     const BatchKey* key = *r.key != '\0' ? add_key(r.key) : nullptr;
-    new (record) Record(r.fn, static_cast<uint32_t>(i), offset(record, op.data()), x.op_size,
-                        offset(record, fingerprint.data()), x.fingerprint_size, offset(record, tail_),
-                        key ? offset(record, key) : 0, x.named_schema);
+    new (record) Record(r.fn, static_cast<uint32_t>(i), offset(record, op.data()), x.op_size, x.fingerprint_size,
+                        offset(record, tail_), x.named_schema, key ? offset(record, key) : 0);
   }
 
  private:
@@ -163,13 +164,13 @@ void destroy_batch(Batch* batch) {
 }
 
 std::string Record::schema() const {
-  std::string text(named_schema_ ? op() : std::string_view());
+  std::string text(named_schema() ? op() : std::string_view());
   text += tail().text;
   return text;
 }
 
 bool Record::same_schema(const Record& other) const {
-  if (named_schema_ == other.named_schema_ && (!named_schema_ || op() == other.op()))
+  if (named_schema() == other.named_schema() && (!named_schema() || op() == other.op()))
     return tail().text == other.tail().text;
   return schema() == other.schema();
 }

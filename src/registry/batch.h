@@ -3,7 +3,7 @@
 // built; registry tables point into it and it lives as long as one does.
 //
 // Registering pays for every byte it keeps (a fresh page costs more than
-// reading a record), so a record is 40 bytes of offsets into its block, and
+// reading a record), so a record is 32 bytes of offsets into its block, and
 // the text is stored once: a schema that starts with its operator's name
 // keeps only the rest (the tail), and records whose tails are equal (the
 // .out overloads of one family) share one copy and one summary.
@@ -24,7 +24,7 @@ struct Batch;
 
 // The part of a schema after the operator's name, with what it says about
 // the arguments (read once, when the first record with it is registered).
-struct SchemaTail {
+struct alignas(8) SchemaTail {
   std::string_view text;
   int32_t argument_count = -1;  // -1: the schema does not parse, or has more than 64 arguments
   uint64_t written = 0;         // bit i: the kernel writes argument i
@@ -39,7 +39,7 @@ struct BatchKey {
 class Record {
  public:
   std::string_view op() const { return {at(op_at_), op_size_}; }
-  std::string_view fingerprint() const { return {at(fingerprint_at_), fingerprint_size_}; }
+  std::string_view fingerprint() const { return {at(op_at_ + op_size_), fingerprint_size_}; }
   // The schema as registered, and whether two records' schemas are equal.
   std::string schema() const;
   bool same_schema(const Record& other) const;
@@ -54,23 +54,25 @@ class Record {
 
  private:
   friend class BatchBuilder;
-  Record(et_ops_kernel_fn f, uint32_t index, uint32_t op_at, uint32_t op_size, uint32_t fingerprint_at,
-         uint32_t fingerprint_size, uint32_t tail_at, uint32_t key_at, bool named_schema)
-      : fn(f), index_(index), op_at_(op_at), op_size_(op_size), fingerprint_at_(fingerprint_at),
-        fingerprint_size_(fingerprint_size), tail_at_(tail_at), key_at_(key_at), named_schema_(named_schema) {}
+  // The fingerprint's text follows the operator's.
+  Record(et_ops_kernel_fn f, uint32_t index, uint32_t op_at, uint32_t op_size, uint32_t fingerprint_size,
+         uint32_t tail_at, bool named_schema, uint32_t key_at)
+      : fn(f), index_(index), op_at_(op_at), op_size_(op_size), fingerprint_size_(fingerprint_size),
+        tail_at_(tail_at | (named_schema ? kNamedSchema : 0)), key_at_(key_at) {}
   const char* at(uint32_t offset) const { return reinterpret_cast<const char*>(this) + offset; }
-  const SchemaTail& tail() const { return *reinterpret_cast<const SchemaTail*>(at(tail_at_)); }
+  const SchemaTail& tail() const { return *reinterpret_cast<const SchemaTail*>(at(tail_at_ & ~kNamedSchema)); }
+  bool named_schema() const { return (tail_at_ & kNamedSchema) != 0; }
   const BatchKey& batch_key() const { return *reinterpret_cast<const BatchKey*>(at(key_at_)); }
 
-  // Offsets are in bytes from this record (everything it refers to follows
-  // the record array in the block).
-  uint32_t index_ = 0;  // in its batch
-  uint32_t op_at_ = 0, op_size_ = 0;
-  uint32_t fingerprint_at_ = 0, fingerprint_size_ = 0;
-  uint32_t tail_at_ = 0;
-  uint32_t key_at_ = 0;        // 0: the fallback kernel
-  uint32_t named_schema_ = 0;  // 1: the schema is op() followed by the tail
+  // Offsets are in bytes from this record: everything it refers to follows
+  // the record array in the block.
+  static constexpr uint32_t kNamedSchema = 1;  // in tail_at_: the schema is op() followed by the tail
+  uint32_t index_ = 0;                         // in its batch
+  uint32_t op_at_ = 0, op_size_ = 0, fingerprint_size_ = 0;
+  uint32_t tail_at_ = 0;  // SchemaTails are 8-aligned, so bit 0 holds kNamedSchema
+  uint32_t key_at_ = 0;   // 0: the fallback kernel
 };
+static_assert(sizeof(Record) == 32, "a record is 32 bytes: each one costs page faults when registered cold");
 
 struct Batch {
   std::string_view component;

@@ -42,14 +42,17 @@ std::string validate(const et_ops_manifest& m) {
 
 bool is_valid_key(const char* key) { return key != nullptr && (*key == '\0' || KernelKey::parse(key)); }
 
-std::string validate_record(const et_ops_kernel_record& r, std::size_t i) {
-  if (r.op == nullptr || *r.op == '\0') return fmt::format("record {} has no operator name", i);
-  if (r.fn == nullptr) return fmt::format("record {} ({}) has no function", i, r.op);
-  if (!is_valid_key(r.key))
-    return fmt::format("record {} ({}) has an invalid kernel key '{}'", i, r.op, r.key ? r.key : "(null)");
-  if (r.schema == nullptr || r.fingerprint == nullptr)
-    return fmt::format("record {} ({}) lacks a schema or fingerprint", i, r.op);
-  return {};
+// False, with the reason in `error`, for an incomplete record (the
+// reason is only formatted then: every record of every batch passes here).
+bool validate_record(const et_ops_kernel_record& r, std::size_t i, std::string& error) {
+  if (r.op == nullptr || *r.op == '\0') error = fmt::format("record {} has no operator name", i);
+  else if (r.fn == nullptr) error = fmt::format("record {} ({}) has no function", i, r.op);
+  else if (!is_valid_key(r.key))
+    error = fmt::format("record {} ({}) has an invalid kernel key '{}'", i, r.op, r.key ? r.key : "(null)");
+  else if (r.schema == nullptr || r.fingerprint == nullptr)
+    error = fmt::format("record {} ({}) lacks a schema or fingerprint", i, r.op);
+  else return true;
+  return false;
 }
 
 // The shared object that holds `address`, by dladdr, canonicalised.
@@ -75,15 +78,14 @@ using TableOwner = std::unique_ptr<Table, TableDeleter>;
 class Registry {
  public:
   Registry() {
-    Table* empty = Table::create(0, 0, 0);
-    empty->finish();
-    table_.store(empty);
+    table_.store(Table::create(0, 0, 0));
   }
 
   RegistrationResult register_manifest(const et_ops_manifest& m) {
     if (std::string error = validate(m); !error.empty()) return invalid(m, error);
+    std::string error;
     for (std::size_t i = 0; i < m.record_count; ++i)
-      if (std::string error = validate_record(manifest_record(m, i), i); !error.empty()) return invalid(m, error);
+      if (!validate_record(manifest_record(m, i), i, error)) return invalid(m, error);
     if (m.record_count == 0) return RegistrationResult(ET_OPS_OK, {}, 0, 0, 0);
     PolicyChoice policy = effective_duplicate_policy();
     if (!policy.ok()) return RegistrationResult(ET_OPS_ERROR_POLICY, policy.error, 0, 0, 0);
@@ -118,11 +120,12 @@ class Registry {
     for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) {
       const Record* const* rs = old.records_of(*e);
       if (std::all_of(rs, rs + e->count(), removed_here)) continue;
-      next->begin_records(next->add_entry(e->name(), e->hash));
+      const uint32_t number = next->add_entry(e->name(), e->hash);
+      next->begin_records(number);
       for (std::size_t i = 0; i < e->count(); ++i)
         if (!removed_here(rs[i])) next->add_record(rs[i]);
+      next->end_records(number);
     }
-    next->finish();
     publish(std::move(next));
     unregistered_ += removed;
     return removed;
@@ -256,57 +259,64 @@ class Registry {
     return RegistrationResult(ET_OPS_OK, {}, tally.registered, tally.deduplicated, tally.unchanged);
   }
 
-  // Decides each record's outcome against the old table and the batch's
-  // earlier records, and links it into its entry of `next`. Returns a
-  // record listed twice with different functions, if any; gathers
-  // conflicts in the scratch space; aborts under the fatal policy.
+  // What the registry holds already of a record's operator and key: in the
+  // old table's entry `number`, and among the batch's earlier records.
+  struct Match {
+    const Record* active = nullptr;  // the old table's active copy
+    bool same_function = false;      // the very same function, in either
+    bool listed_twice = false;       // the batch lists the key with another function
+  };
+  Match match(const Table& old, const Batch& batch, uint32_t number, const Record& r) const {
+    Match found;
+    const std::string_view key = r.key_text();
+    if (number < old.entry_count()) {
+      const Entry& entry = old.entries_begin()[number];
+      for (const Record* const* c = old.records_of(entry); c != old.records_of(entry) + entry.count(); ++c)
+        if ((*c)->key_text() == key) {
+          if (found.active == nullptr) found.active = *c;
+          found.same_function |= (*c)->fn == r.fn;
+        }
+    }
+    for (uint32_t j = scratch_.last_of_entry[number]; j != kNone; j = scratch_.next_same_op[j])
+      if (batch.records()[j].key_text() == key) {
+        if (batch.records()[j].fn == r.fn) found.same_function = true;
+        else found.listed_twice = true;
+      }
+    return found;
+  }
+
+  // Decides each record's outcome and links it into its entry of `next`.
+  // Returns a record listed twice with different functions, if any;
+  // gathers conflicts in the scratch space; aborts under the fatal policy.
   const Record* place_records(const Table& old, const Batch& batch, Table& next, const PolicyChoice& policy,
                               Tally& tally) {
-    const std::size_t n = batch.record_count, old_entries = old.entry_count();
+    const std::size_t n = batch.record_count;
     scratch_.outcome.resize(n);
     scratch_.next_same_op.resize(n);
-    scratch_.last_of_entry.assign(old_entries + n, kNone);
+    scratch_.last_of_entry.assign(old.entry_count() + n, kNone);
     scratch_.conflicts.clear();
     for (std::size_t i = 0; i < n; ++i) {
       const Record& r = batch.records()[i];
-      const std::string_view op = r.op(), key = r.key_text();
-      const uint32_t hash = hash_name(op);
-      uint32_t number = next.find_number(op, hash);
-      if (number == Table::kNoEntry) number = next.add_entry(op, hash);
-      const Record* active = nullptr;
-      bool same_function = false, listed_twice = false;
-      if (number < old_entries) {
-        const Entry& entry = old.entries_begin()[number];
-        for (const Record* const* c = old.records_of(entry); c != old.records_of(entry) + entry.count(); ++c)
-          if ((*c)->key_text() == key) {
-            if (active == nullptr) active = *c;
-            same_function |= (*c)->fn == r.fn;
-          }
-      }
-      for (uint32_t j = scratch_.last_of_entry[number]; j != kNone; j = scratch_.next_same_op[j])
-        if (batch.records()[j].key_text() == key) {
-          if (batch.records()[j].fn == r.fn) same_function = true;
-          else listed_twice = true;
-        }
+      const uint32_t number = next.find_or_add_entry(r.op(), hash_name(r.op()));
+      const Match found = match(old, batch, number, r);
       scratch_.next_same_op[i] = scratch_.last_of_entry[number];
       scratch_.last_of_entry[number] = static_cast<uint32_t>(i);
       Outcome& outcome = scratch_.outcome[i];
-      if (same_function) {
-        outcome = Outcome::Unchanged;
+      outcome = Outcome::Unchanged;
+      if (found.same_function) {
         ++tally.unchanged;
-      } else if (listed_twice) {
+      } else if (found.listed_twice) {
         return &r;
-      } else if (active == nullptr) {
+      } else if (found.active == nullptr) {
         outcome = Outcome::New;
         ++tally.registered;
       } else if (policy.policy == DuplicatePolicy::Fatal) {
-        die(Collision{active, &r}, policy);
-      } else if (active->same_schema(r) && active->fingerprint() == r.fingerprint()) {
+        die(Collision{found.active, &r}, policy);
+      } else if (found.active->same_schema(r) && found.active->fingerprint() == r.fingerprint()) {
         outcome = Outcome::Deduplicated;
         ++tally.deduplicated;
       } else {
-        outcome = Outcome::Unchanged;  // the batch is rejected
-        scratch_.conflicts.push_back(Collision{active, &r});
+        scratch_.conflicts.push_back(Collision{found.active, &r});  // the batch is rejected
       }
     }
     return nullptr;
@@ -323,10 +333,10 @@ class Registry {
       }
       for (uint32_t j = reverse_chain(scratch_.last_of_entry[number]); j != kNone; j = scratch_.next_same_op[j])
         if (scratch_.outcome[j] != Outcome::Unchanged) next.add_record(&batch->records()[j]);
+      next.end_records(number);
     }
     for (Batch* const* b = old.batches_begin(); b != old.batches_end(); ++b) next.add_batch(*b);
     next.add_batch(batch);
-    next.finish();
   }
 
   // Reverses a chain of next_same_op links; returns its new first record.

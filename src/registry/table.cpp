@@ -44,32 +44,27 @@ void Table::destroy(const Table* table) {
   ::operator delete(const_cast<void*>(static_cast<const void*>(table)));
 }
 
-uint32_t Table::add_entry(std::string_view name, uint32_t hash) {
+uint32_t Table::insert(std::size_t at, std::string_view name, uint32_t hash) {
   const auto number = static_cast<uint32_t>(entry_count_++);
   new (&entries_[number]) Entry{name.data(), static_cast<uint32_t>(name.size()), hash, 0, 0, nullptr};
-  std::size_t at = hash & mask_;
-  while (index_[at].entry != 0) at = (at + 1) & mask_;
   index_[at] = Slot{hash, number + 1};
   return number;
 }
 
-void Table::finish() {
-  for (std::size_t i = 0; i < entry_count_; ++i) {
-    Entry& e = entries_[i];
-    const std::size_t end = i + 1 < entry_count_ ? entries_[i + 1].first : record_count_;
-    const auto count = static_cast<uint32_t>(end - e.first);
-    const Record** records = records_ + e.first;
-    // Stable by key text: registration order stays within a key. Entries
-    // hold a handful of records, so insertion sort.
-    for (std::size_t a = 1; a < count; ++a)
-      for (std::size_t b = a; b > 0 && records[b]->key_text() < records[b - 1]->key_text(); --b)
-        std::swap(records[b], records[b - 1]);
-    // The name lives as long as the entry's first record (whose library
-    // may not be the one that named the entry).
-    e.name_data = records[0]->op().data();
-    e.fallback = records[0]->is_fallback() ? records[0]->fn : nullptr;
-    e.count_and_flag = count | (records[count - 1]->is_fallback() ? 0 : Entry::kSpecialised);
-  }
+void Table::end_records(uint32_t number) {
+  Entry& e = entries_[number];
+  const auto count = static_cast<uint32_t>(record_count_ - e.first);
+  const Record** records = records_ + e.first;
+  // Stable by key text: registration order stays within a key. Entries
+  // hold a handful of records, so insertion sort.
+  for (std::size_t a = 1; a < count; ++a)
+    for (std::size_t b = a; b > 0 && records[b]->key_text() < records[b - 1]->key_text(); --b)
+      std::swap(records[b], records[b - 1]);
+  // The name lives as long as the entry's first record (whose library may
+  // not be the one that named the entry).
+  e.name_data = records[0]->op().data();
+  e.fallback = records[0]->is_fallback() ? records[0]->fn : nullptr;
+  e.count_and_flag = count | (records[count - 1]->is_fallback() ? 0 : Entry::kSpecialised);
 }
 
 const Record* Table::specialised_match(const Entry& entry, const et_ops_tensor* const* tensors,

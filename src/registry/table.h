@@ -35,36 +35,33 @@ struct Entry {
 
 class Table {
  public:
-  static constexpr uint32_t kNoEntry = UINT32_MAX;
-
-  // Sizes a table for at most this much; fill it with the add_* calls
-  // (entries first, then each entry's records in entry order), then finish().
+  // Sizes a table for at most this much. Fill it with the add_* calls:
+  // entries first, then each entry's records between begin_records and
+  // end_records, in entry order.
   static Table* create(std::size_t entries, std::size_t records, std::size_t batches);
   static void destroy(const Table* table);
 
   void add_batch(Batch* batch) { batches_[batch_count_++] = batch; }
-  // Appends and indexes an entry; returns its number.
-  uint32_t add_entry(std::string_view name, uint32_t hash);
-  // The records of entry `number` follow, up to the next begin_records.
+  // Appends and indexes an entry whose name is not in the table yet;
+  // returns its number.
+  uint32_t add_entry(std::string_view name, uint32_t hash) {
+    std::size_t at = hash & mask_;
+    while (index_[at].entry != 0) at = (at + 1) & mask_;
+    return insert(at, name, hash);
+  }
+  // The number of the entry named `name`, appended and indexed if new.
+  uint32_t find_or_add_entry(std::string_view name, uint32_t hash) {
+    const std::size_t at = probe(name, hash);
+    return index_[at].entry != 0 ? index_[at].entry - 1 : insert(at, name, hash);
+  }
   void begin_records(uint32_t number) { entries_[number].first = static_cast<uint32_t>(record_count_); }
   void add_record(const Record* record) { records_[record_count_++] = record; }
-  // Counts and sorts each entry's records and caches its fallback.
-  void finish();
+  // Counts and sorts the entry's records and caches its fallback.
+  void end_records(uint32_t number);
 
-  uint32_t find_number(std::string_view name, uint32_t hash) const {
-    for (std::size_t at = hash & mask_;; at = (at + 1) & mask_) {
-      const Slot slot = index_[at];
-      if (slot.entry == 0) return kNoEntry;
-      if (slot.hash == hash) {
-        const Entry& e = entries_[slot.entry - 1];
-        if (e.name_size == name.size() && std::memcmp(e.name_data, name.data(), name.size()) == 0)
-          return slot.entry - 1;
-      }
-    }
-  }
   const Entry* find(std::string_view name, uint32_t hash) const {
-    const uint32_t number = find_number(name, hash);
-    return number == kNoEntry ? nullptr : &entries_[number];
+    const Slot slot = index_[probe(name, hash)];
+    return slot.entry == 0 ? nullptr : &entries_[slot.entry - 1];
   }
   // The active specialised record that matches the tensors, or nullptr.
   const Record* specialised_match(const Entry& entry, const et_ops_tensor* const* tensors, std::size_t count) const;
@@ -88,6 +85,19 @@ class Table {
     uint32_t entry;  // number + 1; 0: empty
   };
   Table() = default;
+
+  // The slot that holds `name`, or the empty slot where it would go.
+  std::size_t probe(std::string_view name, uint32_t hash) const {
+    for (std::size_t at = hash & mask_;; at = (at + 1) & mask_) {
+      const Slot slot = index_[at];
+      if (slot.entry == 0) return at;
+      if (slot.hash == hash) {
+        const Entry& e = entries_[slot.entry - 1];
+        if (e.name_size == name.size() && std::memcmp(e.name_data, name.data(), name.size()) == 0) return at;
+      }
+    }
+  }
+  uint32_t insert(std::size_t at, std::string_view name, uint32_t hash);
 
   Entry* entries_ = nullptr;
   const Record** records_ = nullptr;
