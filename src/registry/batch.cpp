@@ -9,6 +9,7 @@
 
 #include "et_ops/schema.h"
 #include "registry/fault_injection.h"
+#include "registry/name_hash.h"
 
 namespace et_ops::detail {
 namespace {
@@ -21,19 +22,10 @@ struct Layout {
   std::size_t keys = 0, tails = 0, text = 0, total = 0;
 };
 
-uint32_t checked_size(std::size_t size) {
-  if (size > std::numeric_limits<uint32_t>::max()) throw std::bad_alloc();
-  return static_cast<uint32_t>(size);
-}
-
-// What a record keeps of its schema: the text after the operator's name
-// when the schema starts with it, else all of it.
-std::string_view tail_of(std::string_view schema, const MeasuredRecord& measured) {
-  return measured.named_schema ? schema.substr(measured.op_size) : schema;
-}
-
 // Measures every record (one strlen per string, one read of the schema's
-// operator name), decides which tails are new, and sizes the block.
+// operator name), hashes its operator, decides which tails are new, and
+// sizes the block. Sizes are kept in 32 bits: the block's total, counted
+// in full, stays under 4 GiB, so each of them does too.
 Layout measure(const et_ops_manifest& m, std::string_view library_path, std::vector<MeasuredRecord>& measured) {
   std::size_t text = std::strlen(m.component) + (m.version ? std::strlen(m.version) : 0) + library_path.size();
   std::size_t keys = 0, tails = 0;
@@ -42,35 +34,35 @@ Layout measure(const et_ops_manifest& m, std::string_view library_path, std::vec
   bool last_named = false;
   for (std::size_t i = 0; i < m.record_count; ++i) {
     const et_ops_kernel_record& r = manifest_record(m, i);
-    MeasuredRecord& x = measured[i];
-    x.schema_size = checked_size(std::strlen(r.schema));
-    x.fingerprint_size = checked_size(std::strlen(r.fingerprint));
-    const std::string_view schema(r.schema, x.schema_size);
+    const std::string_view schema(r.schema, std::strlen(r.schema));
+    const std::size_t fingerprint_size = std::strlen(r.fingerprint);
     const SchemaReader reader(schema);
     // Comparing the operator with the schema's name measures it too.
     const std::string_view name = reader.operator_name();
-    x.named_schema = reader.ok() && std::strncmp(r.op, name.data(), name.size()) == 0 && r.op[name.size()] == '\0';
-    x.op_size = x.named_schema ? static_cast<uint32_t>(name.size()) : checked_size(std::strlen(r.op));
-    const std::string_view tail = tail_of(schema, x);
-    x.new_tail = i == 0 || x.named_schema != last_named || tail != last_tail;
-    if (x.new_tail) {
+    const bool named = reader.ok() && std::strncmp(r.op, name.data(), name.size()) == 0 && r.op[name.size()] == '\0';
+    const std::string_view op(r.op, named ? name.size() : std::strlen(r.op));
+    const std::string_view tail = named ? schema.substr(op.size()) : schema;
+    const bool new_tail = i == 0 || named != last_named || tail != last_tail;
+    if (new_tail) {
       ++tails;
       text += tail.size();
       last_tail = tail;
-      last_named = x.named_schema;
+      last_named = named;
     }
-    text += x.op_size + x.fingerprint_size;
+    text += op.size() + fingerprint_size;
     if (*r.key != '\0') {
       ++keys;
       text += KernelKey::parse(r.key)->text().size();
     }
+    measured[i] = MeasuredRecord{static_cast<uint32_t>(op.size()), static_cast<uint32_t>(fingerprint_size),
+                                 hash_name(op), named, new_tail};
   }
   Layout layout;
   layout.keys = align_up(kBatchRecordsOffset + m.record_count * sizeof(Record), alignof(BatchKey));
   layout.tails = align_up(layout.keys + keys * sizeof(BatchKey), alignof(SchemaTail));
   layout.text = layout.tails + tails * sizeof(SchemaTail);
   layout.total = layout.text + text;
-  checked_size(layout.total);
+  if (layout.total > std::numeric_limits<uint32_t>::max()) throw std::bad_alloc();
   return layout;
 }
 
@@ -103,7 +95,7 @@ class BatchBuilder {
     Record* record = batch_->records() + i;
     const std::string_view op = write(r.op, x.op_size);
     write(r.fingerprint, x.fingerprint_size);  // right after the operator's name
-    if (x.new_tail) add_tail(std::string_view(r.schema, x.schema_size), x);
+    if (x.new_tail) add_tail(r.schema, x);
     const BatchKey* key = *r.key != '\0' ? add_key(r.key) : nullptr;
     new (record) Record(r.fn, static_cast<uint32_t>(i), offset(record, op.data()), x.op_size, x.fingerprint_size,
                         offset(record, tail_), x.named_schema, key ? offset(record, key) : 0);
@@ -116,10 +108,14 @@ class BatchBuilder {
 
   // A schema that does not parse gives no argument information; the
   // registry accepts it (only the kernel library kit insists).
-  void add_tail(std::string_view schema, const MeasuredRecord& x) {
+  // What a record keeps of its schema: the text after the operator's name
+  // when the schema starts with it, else all of it.
+  void add_tail(const char* text, const MeasuredRecord& x) {
+    const std::string_view schema(text, std::strlen(text));
     const SchemaSummary summary = summarize_schema(schema);
     const bool known = summary.ok() && summary.argument_count <= 64;
-    tail_ = new (tails_++) SchemaTail{write(tail_of(schema, x)), known ? static_cast<int32_t>(summary.argument_count) : -1,
+    tail_ = new (tails_++) SchemaTail{write(x.named_schema ? schema.substr(x.op_size) : schema),
+                                      known ? static_cast<int32_t>(summary.argument_count) : -1,
                                       known ? summary.written : 0};
   }
 

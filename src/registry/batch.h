@@ -103,9 +103,11 @@ inline const Batch& Record::batch() const {
 }
 inline uint64_t Record::sequence() const { return batch().first_sequence + index_; }
 
-// Per record, what the sizing pass of make_batch found, for the fill pass.
+// Per record, what the sizing pass of make_batch found, for the fill pass
+// and the registry's index.
 struct MeasuredRecord {
-  uint32_t op_size = 0, schema_size = 0, fingerprint_size = 0;
+  uint32_t op_size = 0, fingerprint_size = 0;
+  uint32_t hash = 0;          // hash_name(op)
   bool named_schema = false;  // the schema starts with the operator's name
   bool new_tail = false;      // its tail differs from the previous record's
 };

@@ -196,7 +196,7 @@ class Registry {
   // Scratch space of one registration, kept between registrations so a
   // warm registry allocates nothing for it. Guarded by write_mutex_.
   struct Scratch {
-    std::vector<MeasuredRecord> measured;  // while the batch is built
+    std::vector<MeasuredRecord> measured;  // per record, from building the batch
     std::vector<Outcome> outcome;          // per record
     // Each entry's records of the batch, chained: from its latest record
     // back while they are placed, then reversed into batch order.
@@ -205,6 +205,7 @@ class Registry {
     std::vector<Collision> conflicts;
   };
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr std::size_t kPrefetchAhead = 16;
 
   struct Tally {
     uint32_t registered = 0, deduplicated = 0, unchanged = 0;
@@ -295,10 +296,16 @@ class Registry {
     scratch_.next_same_op.resize(n);
     scratch_.last_of_entry.assign(old.entry_count() + n, kNone);
     scratch_.conflicts.clear();
+    const MeasuredRecord* measured = scratch_.measured.data();
     for (std::size_t i = 0; i < n; ++i) {
+      // The index is the one part of the table read at random: ask for the
+      // slots a few records ahead.
+      if (i + kPrefetchAhead < n) next.prefetch_slot(measured[i + kPrefetchAhead].hash);
       const Record& r = batch.records()[i];
-      const uint32_t number = next.find_or_add_entry(r.op(), hash_name(r.op()));
-      const Match found = match(old, batch, number, r);
+      const std::size_t entries = next.entry_count();
+      const uint32_t number = next.find_or_add_entry(r.op(), measured[i].hash);
+      // An entry the record has just added holds nothing yet.
+      const Match found = next.entry_count() > entries ? Match{} : match(old, batch, number, r);
       scratch_.next_same_op[i] = scratch_.last_of_entry[number];
       scratch_.last_of_entry[number] = static_cast<uint32_t>(i);
       Outcome& outcome = scratch_.outcome[i];

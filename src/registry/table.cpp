@@ -51,8 +51,7 @@ uint32_t Table::insert(std::size_t at, std::string_view name, uint32_t hash) {
   return number;
 }
 
-void Table::end_records(uint32_t number) {
-  Entry& e = entries_[number];
+void Table::end_records_sorted(Entry& e) {
   const auto count = static_cast<uint32_t>(record_count_ - e.first);
   const Record** records = records_ + e.first;
   // Stable by key text: registration order stays within a key. Entries
@@ -60,11 +59,7 @@ void Table::end_records(uint32_t number) {
   for (std::size_t a = 1; a < count; ++a)
     for (std::size_t b = a; b > 0 && records[b]->key_text() < records[b - 1]->key_text(); --b)
       std::swap(records[b], records[b - 1]);
-  // The name lives as long as the entry's first record (whose library may
-  // not be the one that named the entry).
-  e.name_data = records[0]->op().data();
-  e.fallback = records[0]->is_fallback() ? records[0]->fn : nullptr;
-  e.count_and_flag = count | (records[count - 1]->is_fallback() ? 0 : Entry::kSpecialised);
+  finish(e, records, count);
 }
 
 const Record* Table::specialised_match(const Entry& entry, const et_ops_tensor* const* tensors,

@@ -54,10 +54,15 @@ class Table {
     const std::size_t at = probe(name, hash);
     return index_[at].entry != 0 ? index_[at].entry - 1 : insert(at, name, hash);
   }
+  void prefetch_slot(uint32_t hash) const { __builtin_prefetch(&index_[hash & mask_]); }
   void begin_records(uint32_t number) { entries_[number].first = static_cast<uint32_t>(record_count_); }
   void add_record(const Record* record) { records_[record_count_++] = record; }
   // Counts and sorts the entry's records and caches its fallback.
-  void end_records(uint32_t number);
+  void end_records(uint32_t number) {
+    Entry& e = entries_[number];
+    if (record_count_ - e.first == 1) return finish(e, records_ + e.first, 1);  // most entries
+    end_records_sorted(e);
+  }
 
   const Entry* find(std::string_view name, uint32_t hash) const {
     const Slot slot = index_[probe(name, hash)];
@@ -98,6 +103,15 @@ class Table {
     }
   }
   uint32_t insert(std::size_t at, std::string_view name, uint32_t hash);
+  void end_records_sorted(Entry& e);
+  // The name lives as long as the entry's first record (whose library may
+  // not be the one that named the entry).
+  static void finish(Entry& e, const Record* const* records, uint32_t count) {
+    const Record& first = *records[0];
+    e.name_data = first.op().data();
+    e.fallback = first.is_fallback() ? first.fn : nullptr;
+    e.count_and_flag = count | (records[count - 1]->is_fallback() ? 0 : Entry::kSpecialised);
+  }
 
   Entry* entries_ = nullptr;
   const Record** records_ = nullptr;
