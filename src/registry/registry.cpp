@@ -4,6 +4,7 @@
 // a hazard guard and never lock. A replaced table is freed once no reader
 // holds it (hazard.h), and a batch once no table holds it.
 #include <dlfcn.h>
+#include <link.h>
 #include <fmt/format.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -55,12 +56,19 @@ bool validate_record(const et_ops_kernel_record& r, std::size_t i, std::string& 
   return false;
 }
 
-// The shared object that holds `address`, by dladdr, canonicalised.
+// The shared object that holds `address`, canonicalised. A shared object
+// is named by its link map; the executable's name there is empty (dladdr
+// would give argv[0], relative to wherever the process started), so the
+// executable is /proc/self/exe, resolved once (and never destroyed, like
+// the registry).
 std::string library_of(const void* address) {
   Dl_info info{};
-  if (dladdr(address, &info) != 0 && info.dli_fname != nullptr && *info.dli_fname != '\0')
-    return canonical_library_path(info.dli_fname);
-  return canonical_library_path("/proc/self/exe");
+  link_map* map = nullptr;
+  if (dladdr1(address, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) != 0 && map != nullptr &&
+      map->l_name != nullptr && *map->l_name != '\0')
+    return canonical_library_path(map->l_name);
+  static const std::string* executable = new std::string(canonical_library_path("/proc/self/exe"));
+  return *executable;
 }
 
 struct BatchDeleter {
