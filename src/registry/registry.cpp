@@ -219,6 +219,39 @@ class Registry {
     uint32_t registered = 0, deduplicated = 0, unchanged = 0;
   };
 
+  // Lays out accepted records while they are placed, as long as the batch
+  // allows it (the common case: every accepted record's operator is new to
+  // the table, and an operator's records are consecutive); lay_out() does
+  // it afterwards when the batch does not.
+  class InOrderLayout {
+   public:
+    InOrderLayout(Table& next, std::size_t old_entries) : next_(next), old_entries_(old_entries) {}
+    bool holds() const { return holds_; }
+    void append(uint32_t number, const Record& r) {
+      if (!holds_) return;
+      if (number < old_entries_ || (number != open_ && number + 1 != next_.entry_count())) {
+        holds_ = false;
+        return;
+      }
+      if (number != open_) {
+        end();
+        next_.begin_records(number);
+        open_ = number;
+      }
+      next_.add_record(&r);
+    }
+    void end() {
+      if (open_ != kNone) next_.end_records(open_);
+      open_ = kNone;
+    }
+
+   private:
+    Table& next_;
+    std::size_t old_entries_;
+    bool holds_ = true;
+    uint32_t open_ = kNone;  // the entry taking records
+  };
+
   // A matching specialised record, else the active fallback.
   static const Record* choose(const Table& table, const Entry& entry, const et_ops_tensor* const* tensors,
                               std::size_t count) {
@@ -235,9 +268,9 @@ class Registry {
         0, 0, 0);
   }
 
-  // Builds the batch and, once, the next table: the old entries, then each
-  // record into its operator's entry (found or added through the next
-  // table's own index), then every entry's records in place.
+  // Builds the batch and, once, the next table: the old entries with their
+  // records, then each record into its operator's entry (found or added
+  // through the next table's own index).
   RegistrationResult register_locked(const et_ops_manifest& m, const std::string& library,
                                      const PolicyChoice& policy) {
     std::lock_guard<std::mutex> lock(write_mutex_);
@@ -245,9 +278,10 @@ class Registry {
     BatchOwner batch(make_batch(m, library, sequence_ + 1, scratch_.measured));
     const std::size_t n = batch->record_count;
     TableOwner next(Table::create(old.entry_count() + n, old.record_count() + n, old.batch_count() + 1));
-    for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) next->add_entry(e->name(), e->hash);
+    copy_entries(old, *next);
     Tally tally;
-    if (const Record* twice = place_records(old, *batch, *next, policy, tally))
+    InOrderLayout in_order(*next, old.entry_count());
+    if (const Record* twice = place_records(old, *batch, *next, policy, tally, in_order))
       return RegistrationResult(ET_OPS_ERROR_INVALID,
                                 fmt::format("invalid kernel manifest of component {}: {} [key {}] appears twice "
                                             "with different functions",
@@ -258,7 +292,10 @@ class Registry {
       return RegistrationResult(ET_OPS_ERROR_CONFLICT, conflict_message(batch->origin(), scratch_.conflicts), 0, 0, 0);
     }
     if (tally.registered + tally.deduplicated > 0) {
-      lay_out(old, batch.get(), *next);
+      if (in_order.holds()) in_order.end();
+      else lay_out(old, *batch, *next);
+      for (Batch* const* b = old.batches_begin(); b != old.batches_end(); ++b) next->add_batch(*b);
+      next->add_batch(batch.get());
       publish(std::move(next));
       batch.release();  // the table holds it now
       sequence_ += n;
@@ -298,7 +335,7 @@ class Registry {
   // Returns a record listed twice with different functions, if any;
   // gathers conflicts in the scratch space; aborts under the fatal policy.
   const Record* place_records(const Table& old, const Batch& batch, Table& next, const PolicyChoice& policy,
-                              Tally& tally) {
+                              Tally& tally, InOrderLayout& in_order) {
     const std::size_t n = batch.record_count;
     scratch_.outcome.resize(n);
     scratch_.next_same_op.resize(n);
@@ -325,11 +362,13 @@ class Registry {
       } else if (found.active == nullptr) {
         outcome = Outcome::New;
         ++tally.registered;
+        in_order.append(number, r);
       } else if (policy.policy == DuplicatePolicy::Fatal) {
         die(Collision{found.active, &r}, policy);
       } else if (found.active->same_schema(r) && found.active->fingerprint() == r.fingerprint()) {
         outcome = Outcome::Deduplicated;
         ++tally.deduplicated;
+        in_order.append(number, r);
       } else {
         scratch_.conflicts.push_back(Collision{found.active, &r});  // the batch is rejected
       }
@@ -337,9 +376,20 @@ class Registry {
     return nullptr;
   }
 
-  // Every entry's records, in entry order: the old ones, then the batch's
-  // accepted ones in batch order.
-  void lay_out(const Table& old, Batch* batch, Table& next) {
+  // The old table's entries with their records, laid out.
+  static void copy_entries(const Table& old, Table& next) {
+    for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) {
+      const uint32_t number = next.add_entry(e->name(), e->hash);
+      next.begin_records(number);
+      for (std::size_t k = 0; k < e->count(); ++k) next.add_record(old.records_of(*e)[k]);
+      next.end_records(number);
+    }
+  }
+
+  // Every entry's records again, in entry order: the old ones, then the
+  // batch's accepted ones in batch order.
+  void lay_out(const Table& old, const Batch& batch, Table& next) {
+    next.clear_records();
     for (uint32_t number = 0; number < next.entry_count(); ++number) {
       next.begin_records(number);
       if (number < old.entry_count()) {
@@ -347,11 +397,9 @@ class Registry {
         for (std::size_t k = 0; k < entry.count(); ++k) next.add_record(old.records_of(entry)[k]);
       }
       for (uint32_t j = reverse_chain(scratch_.last_of_entry[number]); j != kNone; j = scratch_.next_same_op[j])
-        if (scratch_.outcome[j] != Outcome::Unchanged) next.add_record(&batch->records()[j]);
+        if (scratch_.outcome[j] != Outcome::Unchanged) next.add_record(&batch.records()[j]);
       next.end_records(number);
     }
-    for (Batch* const* b = old.batches_begin(); b != old.batches_end(); ++b) next.add_batch(*b);
-    next.add_batch(batch);
   }
 
   // Reverses a chain of next_same_op links; returns its new first record.

@@ -57,6 +57,8 @@ class Table {
   void prefetch_slot(uint32_t hash) const { __builtin_prefetch(&index_[hash & mask_]); }
   void begin_records(uint32_t number) { entries_[number].first = static_cast<uint32_t>(record_count_); }
   void add_record(const Record* record) { records_[record_count_++] = record; }
+  // Forgets every record added, to lay them out again.
+  void clear_records() { record_count_ = 0; }
   // Counts and sorts the entry's records and caches its fallback.
   void end_records(uint32_t number) {
     Entry& e = entries_[number];

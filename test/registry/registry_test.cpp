@@ -221,3 +221,72 @@ TEST_CASE("short operator names survive the table growing (names stored inside t
   CHECK(entries_for_a == 1);
   CHECK(et_ops::lookup("u::b") == &kernel_two);
 }
+
+TEST_CASE("an operator's records need not be consecutive in a batch", "[registry][key]") {
+  FirstWins guard;
+  const std::string key = et_ops::KernelKey({{et_ops::DType::Int8, {}}}).text();
+  Manifest m("unit", {{"unit::split.out", key.c_str(), &kernel_int8, "s", "f"},
+                      {"unit::between.out", "", &kernel_two, "s", "f"},
+                      {"unit::split.out", "", &kernel_one, "s", "f"}});
+  auto result = et_ops::register_manifest(m.raw);
+  REQUIRE(result.ok());
+  CHECK(result.registered() == 3);
+  int8_t storage[4] = {};
+  et_ops::Tensor int8_tensor(et_ops::DType::Int8, storage, {4});
+  const et_ops_tensor* args[] = {int8_tensor.raw()};
+  CHECK(et_ops::lookup("unit::split.out", args, 1) == &kernel_int8);
+  CHECK(et_ops::lookup("unit::split.out") == &kernel_one);
+  CHECK(et_ops::lookup("unit::between.out") == &kernel_two);
+  std::vector<std::string> keys;
+  for (const auto& r : et_ops::registered_records())
+    if (r.op == "unit::split.out") keys.push_back(r.key);
+  CHECK(keys == std::vector<std::string>{"", key});
+}
+
+TEST_CASE("a later batch adds a key to an operator already registered", "[registry][key]") {
+  FirstWins guard;
+  Manifest first("unit", {{"unit::grows.out", "", &kernel_one, "s", "f"},
+                          {"unit::stays.out", "", &kernel_two, "s", "f"}});
+  REQUIRE(et_ops::register_manifest(first.raw).ok());
+  const std::string key = et_ops::KernelKey({{et_ops::DType::Int8, {}}}).text();
+  Manifest second("unit", {{"unit::fresh.out", "", &kernel_two, "s", "f"},
+                           {"unit::grows.out", key.c_str(), &kernel_int8, "s", "f"}});
+  auto result = et_ops::register_manifest(second.raw);
+  REQUIRE(result.ok());
+  CHECK(result.registered() == 2);
+  int8_t storage[4] = {};
+  et_ops::Tensor int8_tensor(et_ops::DType::Int8, storage, {4});
+  const et_ops_tensor* args[] = {int8_tensor.raw()};
+  CHECK(et_ops::lookup("unit::grows.out", args, 1) == &kernel_int8);
+  CHECK(et_ops::lookup("unit::grows.out") == &kernel_one);
+  CHECK(et_ops::lookup("unit::stays.out") == &kernel_two);
+  CHECK(et_ops::lookup("unit::fresh.out") == &kernel_two);
+  std::size_t grows = 0;
+  for (const auto& r : et_ops::registered_records()) grows += r.op == "unit::grows.out";
+  CHECK(grows == 2);
+}
+
+TEST_CASE("a schema that starts with its operator keeps its text and what it says", "[registry][schema]") {
+  FirstWins guard;
+  const char* const add = "unit::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)";
+  const char* const mul = "unit::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)";
+  const char* const odd = "unit::other.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)";  // names another operator
+  const char* const bad = "unit::bad name(Tensor self, *, Tensor(a!) out) -> Tensor(a!)";   // does not parse
+  Manifest m("unit", {{"unit::add.out", "", &kernel_one, add, "f"},
+                      {"unit::mul.out", "", &kernel_two, mul, "f"},
+                      {"unit::odd.out", "", &kernel_one, odd, "f"},
+                      {"unit::bad name", "", &kernel_two, bad, "f"}});
+  REQUIRE(et_ops::register_manifest(m.raw).ok());
+  for (const auto& r : et_ops::registered_records()) {
+    if (r.op == "unit::add.out") CHECK(r.schema == add);
+    if (r.op == "unit::mul.out") CHECK(r.schema == mul);
+    if (r.op == "unit::odd.out") CHECK(r.schema == odd);
+    if (r.op == "unit::bad name") CHECK(r.schema == bad);
+  }
+  const et_ops::ResolvedKernel mul_kernel = et_ops::lookup_kernel("unit::mul.out");
+  CHECK(mul_kernel.argument_count == 3);
+  CHECK(mul_kernel.writes(2));
+  CHECK_FALSE(mul_kernel.writes(0));
+  CHECK(et_ops::lookup_kernel("unit::odd.out").argument_count == 2);
+  CHECK(et_ops::lookup_kernel("unit::bad name").argument_count == -1);
+}
