@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   meson ninja-build pkg-config g++ cmake make
   libfmt-dev catch2 nlohmann-json3-dev libhwy-dev libbenchmark-dev
-  python3 python3-dev pybind11-dev python3-numpy python3-torch
+  python3 python3-dev pybind11-dev python3-numpy python3-torch python3-torchvision
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
 )
 missing=()

@@ -133,6 +133,11 @@ class ProgramBuilder:
     def none(self):
         return self._interned_value({"type": "none"})
 
+    @property
+    def instructions(self):
+        """The instructions added so far (copies)."""
+        return [dict(i, args=list(i["args"])) for i in self._instructions]
+
     def value(self, index):
         """The header entry of value `index` (a copy)."""
         return dict(self._values[index])

@@ -1,39 +1,30 @@
-"""Export a small quantized PyTorch model as an et_ops program.
+"""Export a PyTorch model as an et_ops program (.etp).
 
-    /usr/bin/python3 -m et_ops.export --model mlp|cnn --output-dir DIR
+From Python, with PyTorch's own quantization flow (FX graph mode):
 
-writes, for the program name N (qmlp or qcnn):
+    import et_ops.export as ex
+    reference = ex.quantize(model, example_inputs, calibration)   # PyTorch's reference quantized model
+    program = ex.export(reference, example_inputs)                # an ExportedProgram
+    program.save("model.etp")
 
-- DIR/N.etp               the Q/DQ program (.etp version 1)
-- DIR/N_input_0.npy       an example input
-- DIR/N_reference.npy     the eager float PyTorch output for that input
-- DIR/N_quantization.json every quantization parameter, the output step
-                          that bounds the program's error, and how both
-                          were chosen
+From the command line, for a module that a factory function builds:
 
-Steps:
-1. Build the model with fixed weights (models.py).
-2. Calibrate: run the calibration set through the float model in float64
-   with a min/max observer at every quantization point, and choose
-   per-tensor affine int8 activation parameters; weights are per-channel
-   symmetric int8 (quantization.py).
-3. Empirical bias correction: quantizing weights and activations shifts the
-   mean of every layer's output. Layer by layer, in graph order, the float
-   bias is corrected by the mean difference (per output channel, over the
-   calibration set) between the layer's output in the simulated quantized
-   model and in the float model. On held-out inputs this roughly halves the
-   share of outputs that miss the float model by more than one step.
-4. Emit the program, and evaluate the eager reference in float64, rounded
-   to float32.
+    python3 -m et_ops.export --module PKG.MOD:FACTORY --input-shape 1,3,224,224 \\
+        [--calibration FILE.npy | --calibration-batches N] [--seed S] [--name NAME] --output-dir DIR
+    python3 -m et_ops.export --model mlp|cnn --output-dir DIR    # the built-in examples
 
-The files are identical on every x86-64 machine: the command line pins
-PyTorch to kernels that every such CPU runs alike before it imports torch
+writes DIR/NAME.etp, NAME_input_0.npy (an example input), NAME_reference.npy
+(the reference quantized model's output for it) and NAME_quantization.json
+(every quantization parameter and how they were chosen).
+
+The command line writes the same bytes on every x86-64 machine: before it
+imports torch it pins PyTorch to kernels that every such CPU runs alike
 (et_ops.cpu_independence: aten's baseline kernels, one thread, no oneDNN,
-glibc's baseline libm), because PyTorch's weight initialisation and float32
-convolutions otherwise differ by an ulp between instruction sets, and a calibration range or bias
-correction that moved by one ulp would change the program's bytes. The
-output is a pure function of the command line, with no timestamps or
-versions in it.
+glibc's baseline libm), because PyTorch's weight initialisation, float32
+convolutions and observers otherwise differ by an ulp between instruction
+sets, and a calibration range that moved by one ulp would change the
+program's bytes. Its output is a pure function of the command line, with no
+timestamps or versions in it.
 """
 
 if __name__ == "__main__":
@@ -43,160 +34,241 @@ if __name__ == "__main__":
 
 import argparse
 import copy
-import dataclasses
+import hashlib
+import importlib
 import json
 import os
 import sys
 
 import numpy as np
 import torch
+from torch.ao.quantization import get_default_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_to_reference_fx, prepare_fx
 
-from . import cpu_independence, models
-from .lowering import FloatGraph, ProgramGraph, SimulatedGraph
+from . import cpu_independence, lowering, models
+from .lowering import UnsupportedError, UnsupportedNode, tracing
+
+__all__ = ["quantize", "export", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND"]
+
+#: The quantization backend whose default qconfig mapping quantize() uses.
+DEFAULT_BACKEND = "qnnpack"
 
 
-def run_float64(spec, module, inputs):
-    """The module's float64 output, and the FloatGraph that reproduced it through the graph function."""
+def _as_tuple(inputs):
+    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+
+
+def quantize(model, example_inputs, calibration, qconfig_mapping=None):
+    """PyTorch's reference quantized model of `model`, calibrated on `calibration`.
+
+    prepare_fx with `qconfig_mapping` (PyTorch's default mapping for the
+    qnnpack backend when None), every batch of `calibration` (an iterable of
+    input tuples or tensors) run through it, then convert_to_reference_fx.
+    `model` itself is not modified. The result's output is the numeric
+    reference of the exported program.
+    """
+    example_inputs = _as_tuple(example_inputs)
+    model = copy.deepcopy(model).eval()
+    mapping = qconfig_mapping if qconfig_mapping is not None else get_default_qconfig_mapping(DEFAULT_BACKEND)
+    prepared = prepare_fx(model, mapping, example_inputs)
+    batches = 0
     with torch.no_grad():
-        expected = copy.deepcopy(module).double()(inputs.to(torch.float64))
-        graph = FloatGraph()
-        through_graph = spec.graph(graph, spec.layers(module), inputs.to(torch.float64))
-    if not torch.equal(expected, through_graph):
-        raise AssertionError(f"{spec.name}: the graph function does not reproduce the module")
-    return expected, graph
+        for batch in calibration:
+            prepared(*_as_tuple(batch))
+            batches += 1
+    if batches == 0:
+        raise ValueError("calibration holds no batches: the observers need at least one")
+    reference = convert_to_reference_fx(prepared)
+    try:  # where each node came from, for error messages (PyTorch 1.13 does not record it)
+        tracing.copy_module_paths(tracing.trace(model), reference)
+    except Exception:  # noqa: BLE001 - prepare_fx traced it; our own trace is only for messages
+        pass
+    return reference
 
 
-def correct_biases(spec, layers, activation_qparams, calibration, float_graph):
-    """Empirical bias correction (step 3 of the module docstring); returns corrected layers."""
-    layers = dict(layers)
-    corrections = {}
-    for name, float_output in float_graph.layer_outputs.items():
-        # Simulated again for every layer: each correction changes what the next layer sees.
-        simulated = SimulatedGraph(activation_qparams)
-        spec.graph(simulated, layers, calibration.numpy())
-        shift = simulated.layer_outputs[name].astype(np.float64) - float_output
-        # Layer outputs are [N, C] or [N, C, H, W]: average over all but the channel axis.
-        mean_shift = shift.mean(axis=tuple(d for d in range(shift.ndim) if d != 1))
-        layer = layers[name]
-        layers[name] = dataclasses.replace(layer, bias=(layer.bias - mean_shift).astype(np.float32))
-        corrections[name] = mean_shift
-    return layers, corrections
+class ExportedProgram:
+    """A lowered program: its bytes, its operators and its quantization parameters."""
 
+    def __init__(self, lowered):
+        self._lowered = lowered
+        self._bytes = lowered.builder.to_bytes()
 
-@dataclasses.dataclass
-class QuantizedModel:
-    spec: models.ModelSpec
-    module: torch.nn.Module
-    layers: dict  # bias-corrected layers, as the program holds them
-    activation_qparams: dict
-    bias_corrections: dict
-    example: torch.Tensor
+    @property
+    def name(self):
+        return self._lowered.builder.name
 
-    def reference(self):
-        """The float model's output for the example: eager float64 PyTorch, rounded to float32."""
-        output, _ = run_float64(self.spec, self.module, self.example)
-        return output.to(torch.float32).numpy()
+    @property
+    def operators(self):
+        """The operators the program uses, sorted."""
+        return sorted({i["op"] for i in self._lowered.builder.instructions})
 
-    def simulate(self, inputs=None):
-        """What the exported program computes, with the kernels' numerics (for tests)."""
-        inputs = self.example if inputs is None else inputs
-        return self.spec.graph(SimulatedGraph(self.activation_qparams), self.layers, inputs.numpy())
-
-    def program(self):
-        graph = ProgramGraph(self.spec.program_name, self.activation_qparams)
-        x = graph.input(self.spec.module_class.input_shape)
-        graph.output(self.spec.graph(graph, self.layers, x))
-        output_q = self.activation_qparams["output"]
-        graph.builder.metadata = {
-            "exported_by": "et_ops.export",
-            "model": self.spec.name,
-            "output_scale": output_q.scale,
-            "output_zero_point": output_q.zero_point,
+    @property
+    def quantization(self):
+        """Every quantization parameter: activations (by quantize node), weights (by module), outputs."""
+        return {
+            "activations": {name: q.as_dict() for name, q in self._lowered.activation_qparams.items()},
+            "weights": {name: q.as_dict() for name, q in self._lowered.weight_qparams.items()},
+            "outputs": [None if q is None else q.as_dict() for q in self._lowered.output_qparams],
         }
-        return graph
+
+    def to_bytes(self):
+        return self._bytes
+
+    def save(self, path):
+        with open(path, "wb") as f:
+            f.write(self._bytes)
+
+    def __repr__(self):
+        return f"<et_ops.export.ExportedProgram '{self.name}': {len(self._bytes)} bytes, operators {self.operators}>"
 
 
-def quantize_model(model_name):
-    spec = models.MODELS[model_name]
-    module = models.build_model(spec)
-    calibration = models.calibration_inputs(spec)
-    _, float_graph = run_float64(spec, module, calibration)
-    activation_qparams = {name: observer.qparams() for name, observer in float_graph.observers.items()}
-    layers, corrections = correct_biases(spec, spec.layers(module), activation_qparams, calibration, float_graph)
-    return QuantizedModel(spec, module, layers, activation_qparams, corrections, models.example_input(spec))
+def export(module, example_inputs, name=None):
+    """Lowers `module` (a reference quantized GraphModule, or a float module) to a program.
+
+    Shapes are static: those of `example_inputs`. Raises UnsupportedError,
+    listing every node that cannot be lowered, when some cannot.
+    """
+    example_inputs = _as_tuple(example_inputs)
+    graph_module = module if isinstance(module, torch.fx.GraphModule) else tracing.trace(module)
+    name = name or type(module).__name__
+    return ExportedProgram(lowering.lower(graph_module, example_inputs, name))
 
 
-def quantization_report(model, weight_qparams):
-    output_q = model.activation_qparams["output"]
+# ---- the command line ----
+
+def _factory(spec):
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise SystemExit(f"--module must be PKG.MOD:FACTORY, got '{spec}'")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as e:
+        raise SystemExit(f"--module {spec}: {e}") from None
+    return factory
+
+
+def _shape(text):
+    try:
+        shape = tuple(int(s) for s in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of sizes") from None
+    if not shape or any(s <= 0 for s in shape):
+        raise argparse.ArgumentTypeError(f"'{text}': every size must be positive")
+    return shape
+
+
+def _normal(shape, seed, stream):
+    """Standard normal float32 data, from numpy's PCG64 seeded with (seed, stream)."""
+    return np.random.default_rng([seed, stream]).standard_normal(shape, dtype=np.float32)
+
+
+def _calibration(args, input_shape):
+    """The calibration batches, and how they were made (for the report)."""
+    if args.calibration is not None:
+        samples = np.load(args.calibration)
+        if samples.dtype != np.float32 or samples.shape[1:] != input_shape[1:]:
+            raise SystemExit(f"--calibration {args.calibration}: expected float32 samples of shape "
+                             f"[N, {', '.join(map(str, input_shape[1:]))}], got {samples.dtype} {list(samples.shape)}")
+        with open(args.calibration, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        batch = input_shape[0]
+        batches = [torch.from_numpy(samples[i:i + batch]) for i in range(0, len(samples), batch)]
+        return batches, {"file": os.path.basename(args.calibration), "sha256": digest, "samples": len(samples),
+                         "batch": batch}
+    data = _normal((args.calibration_batches,) + input_shape, args.seed, 1)
+    return [torch.from_numpy(b) for b in data], {
+        "batches": args.calibration_batches,
+        "distribution": f"standard normal float32, numpy PCG64 seeded with [{args.seed}, 1]"}
+
+
+def _report(args, source, input_shape, program, calibration_info):
+    quantization = program.quantization
+    output = quantization["outputs"][0] if quantization["outputs"] else None
     return {
-        "program": model.spec.program_name,
-        "model": model.spec.name,
-        "activations": {name: q.as_dict() for name, q in model.activation_qparams.items()},
-        "weights": {
-            name: {
-                "scheme": "per-channel symmetric",
-                "axis": q.axis,
-                "quant_min": q.quant_min,
-                "quant_max": q.quant_max,
-                "dtype": q.dtype,
-                "scales": [float(s) for s in q.scales],
-            }
-            for name, q in weight_qparams.items()
-        },
-        "bias_correction": {name: [float(c) for c in shift] for name, shift in model.bias_corrections.items()},
-        "output": output_q.as_dict(),
+        "program": program.name,
+        "source": source,
+        "input_shape": list(input_shape),
+        "seed": args.seed,
+        "qconfig_mapping": f"PyTorch's default for the {DEFAULT_BACKEND} backend",
+        "calibration": calibration_info,
+        "example_input": f"standard normal float32, numpy PCG64 seeded with [{args.seed}, 0]",
+        "activations": quantization["activations"],
+        "weights": quantization["weights"],
+        "output": output,
         "tolerance": {
-            "output_step": output_q.scale,
-            "rule": "the program's output is within one output quantization step of the reference",
+            "output_step": None if output is None else output["scale"],
+            "rule": "the program's output differs from the reference by a few output quantization steps at "
+                    "most (docs/exporting.md)",
         },
-        "calibration": {
-            "samples": models.CALIBRATION_SAMPLES,
-            "distribution": "uniform [-1, 1), torch.rand with a seeded generator",
-            "seed": models.CALIBRATION_SEED,
-            "observer": "min/max over the float64 activations",
-            "activation_scheme": "per-tensor affine int8, PyTorch choose-qparams (range includes 0)",
-            "bias_correction": "empirical: mean output shift per channel over the calibration set, subtracted from the float bias",
-        },
-        "reference": "eager PyTorch float model evaluated in float64, rounded to float32",
+        "reference": "the reference quantized model (convert_to_reference_fx) on the example input",
         "pytorch_numerics": cpu_independence.describe(),
-        "weight_seed": models.WEIGHT_SEED,
-        "example_seed": models.EXAMPLE_SEED,
     }
 
 
-def output_paths(program_name, output_dir):
-    base = os.path.join(output_dir, program_name)
-    return {
-        "program": base + ".etp",
-        "input": base + "_input_0.npy",
-        "reference": base + "_reference.npy",
-        "quantization": base + "_quantization.json",
-    }
+def output_paths(name, output_dir):
+    base = os.path.join(output_dir, name)
+    return {"program": base + ".etp", "input": base + "_input_0.npy", "reference": base + "_reference.npy",
+            "quantization": base + "_quantization.json"}
 
 
-def export(model_name, output_dir):
-    """Writes the four files of `model_name` into `output_dir`; returns their paths."""
-    model = quantize_model(model_name)
-    graph = model.program()
-    report = quantization_report(model, graph.weight_qparams)
-    os.makedirs(output_dir, exist_ok=True)
-    paths = output_paths(model.spec.program_name, output_dir)
-    graph.builder.write(paths["program"])
-    np.save(paths["input"], model.example.numpy())
-    np.save(paths["reference"], model.reference())
+def export_command(args):
+    """Runs the command line's export; returns the paths of the four files."""
+    if args.model is not None:
+        built_in = models.BUILT_IN[args.model]
+        factory_spec, input_shape, name = built_in.factory, built_in.input_shape, args.name or built_in.name
+        source = {"model": args.model}
+    else:
+        if args.input_shape is None:
+            raise SystemExit("--module needs --input-shape")
+        factory_spec, input_shape = args.module, args.input_shape
+        name = args.name or factory_spec.partition(":")[2]
+        source = {"module": factory_spec}
+    factory = _factory(factory_spec)
+    torch.manual_seed(args.seed)
+    model = factory().eval()
+    example = torch.from_numpy(_normal(input_shape, args.seed, 0))
+    calibration, calibration_info = _calibration(args, input_shape)
+    reference = quantize(model, (example,), calibration)
+    program = export(reference, (example,), name=name)
+    with torch.no_grad():
+        reference_output = reference(example)
+    os.makedirs(args.output_dir, exist_ok=True)
+    paths = output_paths(name, args.output_dir)
+    program.save(paths["program"])
+    np.save(paths["input"], example.numpy())
+    np.save(paths["reference"], reference_output.numpy())
     with open(paths["quantization"], "w", encoding="utf-8") as f:
-        f.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        f.write(json.dumps(_report(args, source, input_shape, program, calibration_info), indent=2,
+                           sort_keys=True) + "\n")
     return paths
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m et_ops.export",
-                                     description="Export a small quantized PyTorch model as an et_ops program.")
-    parser.add_argument("--model", required=True, choices=sorted(models.MODELS))
+                                     description="Quantize a PyTorch model with PyTorch's own flow and export it "
+                                                 "as an et_ops program.")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--module", metavar="PKG.MOD:FACTORY", help="a function that returns the float module")
+    what.add_argument("--model", choices=sorted(models.BUILT_IN), help="a built-in example model")
+    parser.add_argument("--input-shape", type=_shape, metavar="N,C,H,W", help="the input's shape (with --module)")
+    calibration = parser.add_mutually_exclusive_group()
+    calibration.add_argument("--calibration", metavar="FILE.npy", help="float32 calibration samples, stacked")
+    calibration.add_argument("--calibration-batches", type=int, default=8, metavar="N",
+                             help="random calibration batches (default 8)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the weights, the example input and the "
+                                                             "calibration data (default 0)")
+    parser.add_argument("--name", help="the program's name (default: the factory's or the model's)")
     parser.add_argument("--output-dir", required=True, help="directory for the program and its data files")
     args = parser.parse_args(argv)
+    if args.calibration_batches <= 0:
+        parser.error("--calibration-batches must be positive")
     cpu_independence.pin_torch(torch)
-    for path in export(args.model, args.output_dir).values():
+    try:
+        paths = export_command(args)
+    except UnsupportedError as e:
+        print(f"python3 -m et_ops.export: {e}", file=sys.stderr)
+        return 1
+    for path in paths.values():
         print(path)
     return 0
 

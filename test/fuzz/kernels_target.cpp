@@ -32,14 +32,32 @@ namespace {
 constexpr std::size_t kMaxRank = 4;
 constexpr int64_t kMaxSize = 4;
 
-enum class Kind { Tensor, OptionalTensor, OutTensor, Int, Float, ScalarType, OptionalScalarType, Bool, Scalar, IntList };
-constexpr std::size_t kKindCount = 10;
+// The first seven are the quantized schemas' kinds, in the order its
+// corpus was written for; the portable schemas use them all.
+enum class Kind {
+  Tensor,
+  OptionalTensor,
+  OutTensor,
+  Int,
+  Float,
+  ScalarType,
+  OptionalScalarType,
+  Bool,
+  Scalar,
+  IntList,
+  OptionalInt,
+  OptionalFloat,
+  OptionalScalar,
+  OptionalIntList,
+  TensorList,
+};
+constexpr std::size_t kKindCount = 15;
 
 // How a target reads its bytes. The quantized target keeps the decoding its
 // corpus and regression inputs were written in (any dtype equally likely, a
 // wrong kind among its schemas' seven); the portable target favours float32,
 // which the aten kernels compute in, so calls get past their dtype checks
-// often enough to reach the arithmetic, and draws wrong kinds among all ten.
+// often enough to reach the arithmetic, and draws wrong kinds among them all.
 struct Decoding {
   bool favour_float32;
   std::size_t kinds;
@@ -56,11 +74,16 @@ std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
     switch (argument.kind) {
       case ArgumentKind::Tensor: kinds.push_back(argument.written ? Kind::OutTensor : Kind::Tensor); break;
       case ArgumentKind::OptionalTensor: kinds.push_back(Kind::OptionalTensor); break;
+      case ArgumentKind::TensorList: kinds.push_back(Kind::TensorList); break;
       case ArgumentKind::Int: kinds.push_back(Kind::Int); break;
+      case ArgumentKind::OptionalInt: kinds.push_back(Kind::OptionalInt); break;
       case ArgumentKind::IntList: kinds.push_back(Kind::IntList); break;
+      case ArgumentKind::OptionalIntList: kinds.push_back(Kind::OptionalIntList); break;
       case ArgumentKind::Bool: kinds.push_back(Kind::Bool); break;
       case ArgumentKind::Scalar: kinds.push_back(Kind::Scalar); break;
+      case ArgumentKind::OptionalScalar: kinds.push_back(Kind::OptionalScalar); break;
       case ArgumentKind::Float: kinds.push_back(Kind::Float); break;
+      case ArgumentKind::OptionalFloat: kinds.push_back(Kind::OptionalFloat); break;
       case ArgumentKind::ScalarType: kinds.push_back(Kind::ScalarType); break;
       case ArgumentKind::OptionalScalarType: kinds.push_back(Kind::OptionalScalarType); break;
       default:
@@ -242,11 +265,24 @@ class Call {
         [[fallthrough]];
       case Kind::Tensor:
       case Kind::OutTensor: return add_tensor(written);
+      case Kind::OptionalInt:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
       case Kind::Int: return add_value(int_value(fuzz_int(in_)));
+      case Kind::OptionalFloat:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
       case Kind::Float: return add_value(in_.chance(16) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
+      case Kind::OptionalScalar:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
       case Kind::Scalar: return add_value(in_.chance(64) ? int_value(fuzz_int(in_)) : double_value(fuzz_double(in_)));
       case Kind::Bool: return add_value(bool_value(in_.chance(128)));
+      case Kind::OptionalIntList:
+        if (in_.chance(96)) return add_value(none_value());
+        [[fallthrough]];
       case Kind::IntList: return add_int_list();
+      case Kind::TensorList: return add_tensor_list();
       case Kind::OptionalScalarType:
         if (in_.chance(96)) return add_value(none_value());
         [[fallthrough]];
@@ -298,6 +334,18 @@ class Call {
     int_lists_.push_back(std::move(list));
   }
 
+  // Up to four tensors (now and then a null one), read only by the kernel.
+  void add_tensor_list() {
+    auto list = std::make_unique<std::vector<et_ops_tensor*>>(in_.below(5));
+    for (et_ops_tensor*& element : *list) {
+      if (in_.chance(2)) continue;  // stays null
+      tensors_.push_back(fuzz_tensor(in_, pool_, false, decoding_));
+      element = &tensors_.back()->raw;
+    }
+    add_value(tensor_list_value(list->data(), static_cast<int64_t>(list->size())));
+    tensor_lists_.push_back(std::move(list));
+  }
+
   void add_tensor(bool output) {
     if (in_.chance(2)) return add_value(tensor_value(static_cast<et_ops_tensor*>(nullptr)));
     tensors_.push_back(fuzz_tensor(in_, pool_, output, decoding_));
@@ -309,6 +357,7 @@ class Call {
   ShapePool pool_;
   std::vector<std::unique_ptr<FuzzTensor>> tensors_;  // stable addresses: values point into them
   std::vector<std::unique_ptr<std::vector<int64_t>>> int_lists_;  // what int list values point to
+  std::vector<std::unique_ptr<std::vector<et_ops_tensor*>>> tensor_lists_;  // what tensor list values point to
   std::vector<et_ops_value> values_;
 };
 

@@ -1,12 +1,16 @@
-"""The exporter (python3 -m et_ops.export) and the programs it writes.
+"""The exporter: PyTorch's quantization flow, the generic lowering, the command line.
 
-Each model is exported once into a temporary directory through the command
-line; the tests read those files back, run the program through the et_ops
-module, and compare with the eager float reference and with a simulation of
-the quantized graph.
+In-process (et_ops.export.quantize / export) on small modules built from
+the supported operations (export_models.py): every program keeps its
+weights as integers and lowers every call form alike (the numeric contract
+is numerics_test.py's). Through
+the command line (python3 -m et_ops.export): the four files, byte-identical
+reruns, usage errors, the unsupported-node report, calibration from a file,
+and byte-identical outputs from Python and from the C++ et-ops tool.
 """
 
 import json
+import operator
 import os
 import shutil
 import subprocess
@@ -15,19 +19,27 @@ import tempfile
 import unittest
 
 import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
 
 import harness
 import et_ops
-from et_ops import etp, export
+import et_ops.export as ex
+from et_ops import etp
+from et_ops.lowering import supported_operations
 
-MODELS = {"mlp": "qmlp", "cnn": "qcnn"}
-ALLOWED_OPERATORS = set(harness.operators_in_def("quantized")) | set(harness.operators_in_def("portable"))
-Q = "quantized_decomposed::"
+import export_contract
+import export_models
+
+TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_exporter(model, output_dir):
-    return subprocess.run([sys.executable, "-m", "et_ops.export", "--model", model, "--output-dir", output_dir],
-                          capture_output=True, text=True, timeout=300)
+def run_exporter(*args, env=None):
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([os.environ["PYTHONPATH"], TEST_DIR]))
+    environment.update(env or {})
+    return subprocess.run([sys.executable, "-m", "et_ops.export", *args], capture_output=True, text=True,
+                          timeout=600, env=environment)
 
 
 def read_all(directory):
@@ -39,178 +51,254 @@ def read_all(directory):
     return contents
 
 
-class ExportedModel:
-    """The four files of one model, exported through the command line."""
-
-    def __init__(self, model, directory):
-        result = run_exporter(model, directory)
-        if result.returncode != 0:
-            raise RuntimeError(f"export of {model} failed:\n{result.stderr}")
-        self.model = model
-        self.paths = export.output_paths(MODELS[model], directory)
-        self.printed_paths = result.stdout.split()
-        self.program_file = etp.read_program(self.paths["program"])
-        self.example = np.load(self.paths["input"])
-        self.reference = np.load(self.paths["reference"])
-        with open(self.paths["quantization"], encoding="utf-8") as f:
-            self.quantization = json.load(f)
-
-    @property
-    def step(self):
-        return self.quantization["tolerance"]["output_step"]
+def example_input(shape, seed=0):
+    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape, dtype=np.float32))
 
 
-def setUpModule():
-    global WORK_DIR, EXPORTED
-    WORK_DIR = tempfile.mkdtemp(prefix="et_ops_exporter_test_")
-    EXPORTED = {model: ExportedModel(model, os.path.join(WORK_DIR, "first")) for model in MODELS}
+def quantized(model_class, seed=0):
+    """(reference quantized model, example input) of an export_models class."""
+    torch.manual_seed(seed)
+    model = export_contract.condition(model_class(), model_class.input_shape, seed)
+    x = example_input(model_class.input_shape, seed)
+    calibration = [(example_input(model_class.input_shape, seed + 1 + i),) for i in range(4)]
+    return ex.quantize(model, (x,), calibration), x
 
 
-def tearDownModule():
-    shutil.rmtree(WORK_DIR)
+def run_program(program, x, directory):
+    path = os.path.join(directory, program.name + ".etp")
+    program.save(path)
+    (output,) = et_ops.load(path).run([x.numpy()])
+    return output
+
+
+class ApiTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="et_ops_exporter_test_")
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    def test_weights_are_integer_constants_never_float_copies(self):
+        reference, x = quantized(export_models.Residual)
+        program = etp.parse_program(ex.export(reference, (x,)).to_bytes())
+        weight_shapes = {tuple(m.weight.shape) for m in reference.modules() if isinstance(m, (nn.Conv2d, nn.Linear))}
+        integer_shapes = {tuple(c.shape) for c in program.constants.values() if c.dtype in (np.int8, np.uint8)}
+        self.assertTrue(weight_shapes <= integer_shapes, (weight_shapes, integer_shapes))
+        for index, constant in program.constants.items():
+            if constant.dtype.kind == "f":
+                self.assertLessEqual(constant.ndim, 1, f"float constant {index} of shape {constant.shape}")
+
+    def test_operators_bytes_and_save_agree(self):
+        reference, x = quantized(export_models.Branches)
+        program = ex.export(reference, (x,), name="branches")
+        path = os.path.join(self.dir, "branches.etp")
+        program.save(path)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), program.to_bytes())
+        parsed = etp.parse_program(program.to_bytes())
+        self.assertEqual(program.operators, sorted(set(parsed.operators)))
+        self.assertEqual(parsed.name, "branches")
+        self.assertEqual(program.to_bytes(), ex.export(reference, (x,), name="branches").to_bytes())
+
+    def test_quantize_returns_the_reference_model_and_leaves_the_model_alone(self):
+        model = export_models.Residual().eval()
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        x = example_input(export_models.Residual.input_shape)
+        reference = ex.quantize(model, (x,), [x, x])
+        self.assertIsInstance(reference, torch.fx.GraphModule)
+        targets = {n.target for n in reference.graph.nodes}
+        self.assertIn(torch.quantize_per_tensor, targets)
+        self.assertIn("dequantize", targets)
+        for key, value in model.state_dict().items():
+            self.assertTrue(torch.equal(value, before[key]), key)
+        with self.assertRaises(ValueError):
+            ex.quantize(model, (x,), [])
+
+    def test_float_module_exports_without_quantization(self):
+        torch.manual_seed(4)
+        model = export_contract.condition(export_models.Branches(), export_models.Branches.input_shape)
+        x = example_input(export_models.Branches.input_shape)
+        program = ex.export(model, (x,))
+        self.assertFalse([op for op in program.operators if op.startswith("quantized_decomposed::")])
+        output = run_program(program, x, self.dir)
+        with torch.no_grad():
+            expected = model(x).numpy()
+        np.testing.assert_allclose(output, expected, rtol=1e-4, atol=1e-5)
+
+    def test_every_call_form_lowers_alike(self):
+        class Forms(nn.Module):
+            def __init__(self, form):
+                super().__init__()
+                self.form = form
+
+            def forward(self, x):
+                return self.form(x, x * 2.0)
+
+        forms = {"torch.add": torch.add, "operator.add": operator.add, "Tensor.add": lambda a, b: a.add(b)}
+        x = example_input((2, 3))
+        programs = {name: ex.export(Forms(form), (x,), name="forms") for name, form in forms.items()}
+        for name, program in programs.items():
+            self.assertEqual(program.to_bytes(), programs["torch.add"].to_bytes(), name)
+
+    def test_eval_mode_no_ops_disappear(self):
+        class WithNoOps(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 3)
+                self.dropout = nn.Dropout(0.5)
+                self.identity = nn.Identity()
+
+            def forward(self, x):
+                return F.dropout(self.identity(self.dropout(self.fc(x))), 0.2, training=False).contiguous()
+
+        class Without(nn.Module):
+            def __init__(self, fc):
+                super().__init__()
+                self.fc = fc
+
+            def forward(self, x):
+                return self.fc(x)
+
+        model = WithNoOps().eval()
+        x = example_input((2, 3))
+        self.assertEqual(ex.export(model, (x,), name="m").to_bytes(),
+                         ex.export(Without(model.fc), (x,), name="m").to_bytes())
+
+    def test_unsupported_nodes_are_reported_all_at_once(self):
+        torch.manual_seed(0)
+        x = example_input(export_models.Unsupported.input_shape)
+        for what, module in (("float", export_models.Unsupported().eval()),
+                             ("quantized", ex.quantize(export_models.Unsupported(), (x,), [x]))):
+            with self.subTest(what), self.assertRaises(ex.UnsupportedError) as caught:
+                ex.export(module, (x,), name="unsupported")
+            nodes = {(n.op, n.target, n.module_path) for n in caught.exception.nodes}
+            self.assertIn(("call_function", "torch.nn.functional.gelu", "inner"), nodes)
+            self.assertIn(("call_function", "torch.cumsum", ""), nodes)
+            message = str(caught.exception)
+            self.assertIn("torch.nn.functional.gelu", message)
+            self.assertIn("module 'inner'", message)
+            self.assertIn("torch.cumsum", message)
+
+    def test_in_place_operation_on_a_value_read_later_is_refused(self):
+        class InPlace(nn.Module):
+            def forward(self, x):
+                y = x * 1.0
+                z = y.relu_()
+                return y + z
+
+        x = example_input((2, 3))
+        with self.assertRaises(ex.UnsupportedError) as caught:
+            ex.export(InPlace(), (x,))
+        self.assertIn("in-place", str(caught.exception))
+
+    def test_every_operator_of_the_table_is_provided_by_a_kernel_set(self):
+        registered = {r["op"] for r in et_ops.registered_operators()}
+        for kind, name, operators in supported_operations():
+            for op in operators:
+                self.assertIn(op, registered, f"{kind} {name} lowers to {op}, which no kernel set provides")
 
 
 class CommandLineTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="et_ops_exporter_cli_")
+        cls.module_args = ["--module", "export_models:Residual", "--input-shape", "2,4,12,12",
+                           "--calibration-batches", "3", "--name", "residual"]
+        cls.results = {}
+        for name, args in (("qcnn", ["--model", "cnn"]), ("residual", cls.module_args)):
+            cls.results[name] = run_exporter(*args, "--output-dir", os.path.join(cls.dir, "first"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
     def test_writes_and_prints_the_four_files(self):
-        for model, exported in EXPORTED.items():
-            self.assertEqual(exported.printed_paths, list(exported.paths.values()))
-            for path in exported.paths.values():
-                self.assertTrue(os.path.getsize(path) > 0, path)
+        for name, result in self.results.items():
+            self.assertEqual(result.returncode, 0, result.stderr)
+            paths = ex.output_paths(name, os.path.join(self.dir, "first"))
+            self.assertEqual(result.stdout.split(), list(paths.values()))
+            for path in paths.values():
+                self.assertTrue(os.path.isfile(path), path)
 
     def test_same_command_writes_byte_identical_files(self):
-        second = os.path.join(WORK_DIR, "second")
-        for model in MODELS:
-            self.assertEqual(run_exporter(model, second).returncode, 0)
-        self.assertEqual(read_all(os.path.join(WORK_DIR, "first")), read_all(second))
+        again = os.path.join(self.dir, "again")
+        result = run_exporter(*self.module_args, "--output-dir", again)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        first = read_all(os.path.join(self.dir, "first"))
+        for name, data in read_all(again).items():
+            self.assertEqual(data, first[name], name)
 
-    def test_unknown_model_is_a_usage_error(self):
-        result = run_exporter("resnet", os.path.join(WORK_DIR, "unused"))
-        self.assertEqual(result.returncode, 2)
-        self.assertIn("invalid choice", result.stderr)
-        self.assertFalse(os.path.exists(os.path.join(WORK_DIR, "unused")))
+    def test_report_describes_the_program(self):
+        directory = os.path.join(self.dir, "first")
+        with open(os.path.join(directory, "residual_quantization.json"), encoding="utf-8") as f:
+            report = json.load(f)
+        self.assertEqual(report["source"], {"module": "export_models:Residual"})
+        self.assertEqual(report["input_shape"], [2, 4, 12, 12])
+        self.assertEqual(report["tolerance"]["output_step"], report["output"]["scale"])
+        self.assertEqual(report["pytorch_numerics"]["environment"]["ATEN_CPU_CAPABILITY"], "default")
+        header = etp.read_program(os.path.join(directory, "residual.etp")).header
+        scales = {v["value"] for v in header["values"] if v["type"] == "double"}
+        for name, q in report["activations"].items():
+            self.assertIn(q["scale"], scales, name)
 
+    def test_program_runs_close_to_the_reference_and_python_equals_cpp(self):
+        directory = os.path.join(self.dir, "first")
+        for name in self.results:
+            paths = ex.output_paths(name, directory)
+            x = np.load(paths["input"])
+            (output,) = et_ops.load(paths["program"]).run([x])
+            reference = np.load(paths["reference"])
+            with open(paths["quantization"], encoding="utf-8") as f:
+                step = json.load(f)["tolerance"]["output_step"]
+            measured = export_contract.distance(output, reference, step)
+            print(f"{name}: {measured} from the reference written by the exporter")
+            self.assertLessEqual(measured.max_steps, export_contract.MAX_STEPS_FLOOR)
+            cpp_dir = os.path.join(self.dir, "cpp_" + name)
+            subprocess.run([os.environ["ET_OPS_TOOL"], "run", paths["program"], "--input", paths["input"],
+                            "--output-dir", cpp_dir], check=True, capture_output=True, timeout=300)
+            cpp = np.load(os.path.join(cpp_dir, "output_0.npy"))
+            self.assertEqual(cpp.tobytes(), output.tobytes(), name)
 
-class ProgramFileTest(unittest.TestCase):
-    """What the .etp files contain, read without the C++ runtime."""
+    def test_calibration_from_a_file(self):
+        samples = np.random.default_rng(5).standard_normal((6, 4, 12, 12), dtype=np.float32)
+        path = os.path.join(self.dir, "samples.npy")
+        np.save(path, samples)
+        out = os.path.join(self.dir, "from_file")
+        args = ["--module", "export_models:Residual", "--input-shape", "2,4,12,12", "--name", "r"]
+        result = run_exporter(*args, "--calibration", path, "--output-dir", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "r_quantization.json"), encoding="utf-8") as f:
+            calibration = json.load(f)["calibration"]
+        self.assertEqual(calibration["samples"], 6)
+        self.assertEqual(len(calibration["sha256"]), 64)
+        np.save(path, samples.astype(np.float64))
+        result = run_exporter(*args, "--calibration", path, "--output-dir", out)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("expected float32 samples", result.stderr)
 
-    def test_uses_quantized_decomposed_operators_and_nothing_unknown(self):
-        for model, exported in EXPORTED.items():
-            operators = exported.program_file.operators
-            for op in ("quantize_per_tensor.out", "dequantize_per_tensor.out", "dequantize_per_channel.out"):
-                self.assertIn(Q + op, operators, model)
-            self.assertLessEqual(set(operators), ALLOWED_OPERATORS, model)
+    def test_usage_errors(self):
+        out = os.path.join(self.dir, "usage")
+        cases = [
+            (["--model", "nosuchmodel"], "invalid choice"),
+            (["--module", "export_models:Residual"], "--module needs --input-shape"),
+            (["--module", "export_models", "--input-shape", "1,4"], "PKG.MOD:FACTORY"),
+            (["--module", "no_such_module:F", "--input-shape", "1,4"], "no_such_module"),
+            (["--module", "export_models:Residual", "--input-shape", "2,x"], "comma-separated"),
+            (["--model", "mlp", "--calibration-batches", "0"], "must be positive"),
+        ]
+        for args, fragment in cases:
+            with self.subTest(args=args):
+                result = run_exporter(*args, "--output-dir", out)
+                self.assertNotEqual(result.returncode, 0)
+                self.assertIn(fragment, result.stderr)
+        self.assertFalse(os.path.exists(out))
 
-    def test_weights_are_int8_constants_dequantized_per_channel(self):
-        for model, exported in EXPORTED.items():
-            header = exported.program_file.header
-            per_channel = [i for i in header["instructions"] if i["op"] == Q + "dequantize_per_channel.out"]
-            self.assertEqual(len(per_channel), 2, model)
-            for instruction in per_channel:
-                weight, scales, zero_points = (header["values"][a] for a in instruction["args"][:3])
-                self.assertEqual(weight["dtype"], "int8")
-                self.assertIn("data", weight)
-                self.assertEqual(scales["dtype"], "float64")
-                self.assertEqual(zero_points["dtype"], "int64")
-                self.assertEqual(header["values"][instruction["args"][6]], {"type": "scalar_type", "value": "int8"})
-                weights = exported.program_file.constants[instruction["args"][0]]
-                self.assertTrue(np.all(np.abs(weights.astype(np.int64)) <= 127))
-                self.assertEqual(np.abs(weights.astype(np.int64)).max(), 127)
-
-    def test_values_have_static_shapes_and_only_constants_have_data(self):
-        for model, exported in EXPORTED.items():
-            header = exported.program_file.header
-            written = set()
-            for instruction in header["instructions"]:
-                written.add(instruction["args"][-1])
-            for index, value in enumerate(header["values"]):
-                if value["type"] != "tensor":
-                    continue
-                self.assertTrue(all(isinstance(s, int) and s > 0 for s in value["sizes"]), (model, index))
-                if "data" in value:
-                    self.assertNotIn(index, header["inputs"])
-                    self.assertNotIn(index, written, f"{model}: constant {index} is written by an instruction")
-            for index in header["inputs"] + header["outputs"]:
-                self.assertNotIn("data", header["values"][index])
-
-    def test_constants_are_64_byte_aligned_and_sized(self):
-        for model, exported in EXPORTED.items():
-            with open(exported.paths["program"], "rb") as f:
-                data = f.read()
-            header_size = int.from_bytes(data[8:16], "little")
-            segment = (16 + header_size + 63) // 64 * 64
-            self.assertTrue(all(b == 0 for b in data[16 + header_size:segment]))
-            for value in exported.program_file.header["values"]:
-                if "data" in value:
-                    offset, nbytes = value["data"]["offset"], value["data"]["nbytes"]
-                    self.assertEqual(offset % 64, 0)
-                    itemsize = etp.NUMPY_DTYPES[value["dtype"]].itemsize
-                    self.assertEqual(nbytes, int(np.prod(value["sizes"])) * itemsize)
-                    self.assertLessEqual(segment + offset + nbytes, len(data))
-
-    def test_header_metadata_matches_the_quantization_report(self):
-        for model, exported in EXPORTED.items():
-            metadata = exported.program_file.header["metadata"]
-            self.assertEqual(metadata["model"], model)
-            self.assertEqual(metadata["output_scale"], exported.quantization["output"]["scale"])
-            self.assertEqual(metadata["output_zero_point"], exported.quantization["output"]["zero_point"])
-
-
-class AccuracyTest(unittest.TestCase):
-    """Running the exported programs through the et_ops module."""
-
-    def run_program(self, exported):
-        program = et_ops.load(exported.paths["program"])
-        (output,) = program.run([exported.example])
-        self.assertEqual(output.shape, exported.reference.shape)
-        self.assertEqual(output.dtype, np.float32)
-        return output
-
-    def test_within_one_output_step_of_the_eager_float_reference(self):
-        for model, exported in EXPORTED.items():
-            output = self.run_program(exported)
-            worst = float(np.abs(output.astype(np.float64) - exported.reference).max())
-            print(f"{model}: worst |program - float reference| = {worst:.6g} "
-                  f"= {worst / exported.step:.3f} output steps (step {exported.step:.6g})")
-            self.assertLessEqual(worst, exported.step, model)
-
-    def test_output_is_on_the_output_quantization_grid(self):
-        for model, exported in EXPORTED.items():
-            q = exported.quantization["output"]
-            levels = self.run_program(exported) / np.float32(q["scale"]) + q["zero_point"]
-            np.testing.assert_allclose(levels, np.rint(levels), atol=1e-3)
-            self.assertTrue(np.all((np.rint(levels) >= q["quant_min"]) & (np.rint(levels) <= q["quant_max"])))
-
-    def test_agrees_with_the_simulated_quantized_graph(self):
-        # The simulation computes the same graph with the reference numerics;
-        # only float summation order differs, which can move a value across a
-        # rounding boundary: then the two differ by exactly one step.
-        for model, exported in EXPORTED.items():
-            simulated = export.quantize_model(model).simulate()
-            output = self.run_program(exported)
-            steps = np.rint(np.abs(output.astype(np.float64) - simulated) / exported.step)
-            print(f"{model}: {int(np.count_nonzero(steps))} of {steps.size} outputs differ from the simulation "
-                  f"(by at most {int(steps.max())} step)")
-            self.assertLessEqual(steps.max(), 1, model)
-            self.assertLessEqual(np.count_nonzero(steps), max(1, steps.size // 20), model)
-
-    def test_python_and_the_cpp_command_line_give_byte_identical_outputs(self):
-        for model, exported in EXPORTED.items():
-            output_dir = os.path.join(WORK_DIR, "cli_" + model)
-            subprocess.run([os.environ["ET_OPS_TOOL"], "run", exported.paths["program"], "--input",
-                            exported.paths["input"], "--output-dir", output_dir],
-                           check=True, capture_output=True, timeout=120)
-            from_cpp = np.load(os.path.join(output_dir, "output_0.npy"))
-            from_python = self.run_program(exported)
-            self.assertEqual(from_cpp.dtype, from_python.dtype)
-            self.assertEqual(from_cpp.shape, from_python.shape)
-            self.assertEqual(from_cpp.tobytes(), from_python.tobytes(), model)
-
-    def test_the_reference_is_the_float_model(self):
-        for model, exported in EXPORTED.items():
-            quantized_model = export.quantize_model(model)
-            float32_output = quantized_model.module(quantized_model.example).detach().numpy()
-            np.testing.assert_allclose(exported.reference, float32_output, rtol=0, atol=1e-5)
-            np.testing.assert_array_equal(exported.example, quantized_model.example.numpy())
+    def test_unsupported_module_writes_nothing_and_lists_every_node(self):
+        out = os.path.join(self.dir, "unsupported")
+        result = run_exporter("--module", "export_models:Unsupported", "--input-shape", "1,4", "--output-dir", out)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("torch.nn.functional.gelu", result.stderr)
+        self.assertIn("torch.cumsum", result.stderr)
+        self.assertIn("2 node(s)", result.stderr)
+        self.assertFalse(os.path.exists(out) and os.listdir(out))
 
 
 if __name__ == "__main__":

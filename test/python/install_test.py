@@ -19,7 +19,13 @@ import unittest
 import harness
 
 BUILD_ROOT = os.environ["ET_OPS_BUILD_ROOT"]
-PYTHON_MODULES = sorted(f for f in os.listdir(harness.source_path("python", "et_ops")) if f.endswith(".py"))
+def python_modules(directory):
+    """The .py files under `directory`, as paths relative to it."""
+    return sorted(os.path.relpath(os.path.join(root, f), directory)
+                  for root, _, files in os.walk(directory) for f in files if f.endswith(".py"))
+
+
+PYTHON_MODULES = python_modules(harness.source_path("python", "et_ops"))
 
 
 def installed_package_dir():
@@ -50,7 +56,7 @@ class InstalledPackageTest(unittest.TestCase):
 
     def test_installed_package_holds_every_module_and_the_extension(self):
         files = os.listdir(self.package_dir)
-        self.assertEqual(sorted(f for f in files if f.endswith(".py")), PYTHON_MODULES)
+        self.assertEqual(python_modules(self.package_dir), PYTHON_MODULES)
         self.assertEqual(len([f for f in files if f.startswith("_et_ops.") and f.endswith(".so")]), 1)
 
     def test_installed_package_runs_with_the_installed_libraries(self):

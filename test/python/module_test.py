@@ -12,16 +12,28 @@ import tempfile
 import threading
 import unittest
 
+from dataclasses import dataclass
+
 import numpy as np
 
 import harness
 import et_ops
 import et_ops.etp
-from et_ops import quantization as quant
 from et_ops.etp import ProgramBuilder
 
 Q = "quantized_decomposed::"
-QPARAMS = quant.TensorQParams(scale=0.5, zero_point=1, quant_min=-128, quant_max=127, dtype="int8")
+
+
+@dataclass(frozen=True)
+class TensorQParams:
+    scale: float
+    zero_point: int
+    quant_min: int
+    quant_max: int
+    dtype: str
+
+
+QPARAMS = TensorQParams(scale=0.5, zero_point=1, quant_min=-128, quant_max=127, dtype="int8")
 SHAPE = (2, 3)
 
 
@@ -68,8 +80,13 @@ def sample_input(seed=0):
 
 
 def expected_qdq(x, q=QPARAMS):
-    quantized = quant.quantize_per_tensor(x, q)
-    return quantized, quant.dequantize_per_tensor(quantized, q)
+    """The kernels' numerics, written independently: quantize_per_tensor and dequantize_per_tensor in float32
+    (inv = fl32(1 / scale), rne(x * inv) + zero_point, NaN -> quant_min, clamp; (q - zero_point) * scale)."""
+    x = np.asarray(x, dtype=np.float32)
+    t = np.rint(x * np.float32(1.0 / q.scale)) + np.float32(q.zero_point)
+    t = np.where(np.isnan(t), q.quant_min, t)
+    quantized = np.clip(t, q.quant_min, q.quant_max).astype(q.dtype)
+    return quantized, (quantized.astype(np.float32) - np.float32(q.zero_point)) * np.float32(q.scale)
 
 
 class TempDirTest(unittest.TestCase):
@@ -327,7 +344,7 @@ class RunTest(TempDirTest):
         self.assertIn("raw bits of bfloat16", str(caught.exception))
 
     def test_kernel_error_is_a_run_error_and_the_program_stays_usable(self):
-        bad = quant.TensorQParams(scale=0.0, zero_point=0, quant_min=-128, quant_max=127, dtype="int8")
+        bad = TensorQParams(scale=0.0, zero_point=0, quant_min=-128, quant_max=127, dtype="int8")
         program = et_ops.load(write_qdq_program(self.path("zero_scale.etp"), q=bad))
         with self.assertRaises(et_ops.RunError) as caught:
             program.run([sample_input()])

@@ -1,5 +1,7 @@
-// aten::add.out and aten::mul.out: elementwise arithmetic with PyTorch
-// broadcasting, bit-exact with PyTorch's CPU kernels.
+// aten::add, sub, mul and div, each with a tensor and a Scalar operand:
+// elementwise arithmetic with PyTorch broadcasting, bit-exact with PyTorch's
+// CPU kernels (except where PyTorch's own rounding of `self + alpha * other`
+// depends on its vector path: see add_scaled).
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -13,14 +15,15 @@ namespace {
 using detail::Alias;
 using detail::Shape;
 
-constexpr const char* kAddOp = "aten::add.out";
-constexpr const char* kMulOp = "aten::mul.out";
-
 // Integer arithmetic wraps modulo 2^bits as PyTorch's does; computing in
 // uint64 leaves C++ no signed overflow to treat as undefined.
 template <typename T>
 T wrapping_add(T a, T b) {
   return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+template <typename T>
+T wrapping_sub(T a, T b) {
+  return static_cast<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
 }
 template <typename T>
 T wrapping_mul(T a, T b) {
@@ -33,8 +36,16 @@ T add_values(T a, T b) {
   else return wrapping_add(a, b);
 }
 
+template <typename T>
+T subtract_values(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a - b;
+  else return wrapping_sub(a, b);
+}
+
 // a + alpha * b. For floats PyTorch's AVX2/AVX-512 kernels compute
-// fmadd(b, alpha, a), one rounding; std::fma reproduces that exactly.
+// fmadd(b, alpha, a), one rounding; std::fma reproduces that exactly (its
+// scalar loops round alpha * b first, so PyTorch itself differs by one
+// rounding between its paths).
 template <typename T>
 T add_scaled(T a, T b, T alpha) {
   if constexpr (std::is_floating_point_v<T>) return std::fma(b, alpha, a);
@@ -75,12 +86,13 @@ void run_binary(TensorRef self, TensorRef other, TensorRef out, const Shape& sha
   });
 }
 
-// Shared by add and mul: structure, one dtype for all three tensors, the
-// broadcast shape, out of exactly that shape, and no partial aliasing.
+// Shared by every operator here: structure, a supported dtype, one dtype
+// for all three tensors, the broadcast shape, out of exactly that shape, and
+// no partial aliasing.
 bool check_binary(KernelContext& ctx, const char* op, TensorRef self, TensorRef other, TensorRef out,
-                  Shape& shape) {
+                  detail::DtypeCheck supported, Shape& shape) {
   return detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "other", other) &&
-         detail::check_tensor(ctx, op, "out", out) && detail::check_arithmetic_dtype(ctx, op, "self", self) &&
+         detail::check_tensor(ctx, op, "out", out) && supported(ctx, op, "self", self) &&
          detail::check_same_dtype(ctx, op, "other", other, "self", self) &&
          detail::check_same_dtype(ctx, op, "out", out, "self", self) &&
          detail::broadcast_shape(ctx, op, "self", self, "other", other, shape) &&
@@ -89,32 +101,149 @@ bool check_binary(KernelContext& ctx, const char* op, TensorRef self, TensorRef 
          detail::check_no_overlap(ctx, op, "out", out, "other", other, Alias::ExactAllowed);
 }
 
-}  // namespace
+// out = self + alpha * other once the operands are checked and alpha is
+// converted; alpha of 1 and -1 (sub's default) need no multiplication.
+template <typename T>
+void run_add(TensorRef self, TensorRef other, TensorRef out, const Shape& shape, T alpha) {
+  if (alpha == T(1)) {
+    run_binary<T>(self, other, out, shape, [](T a, T b) { return add_values(a, b); });
+  } else if (std::is_signed_v<T> && alpha == T(-1)) {
+    run_binary<T>(self, other, out, shape, [](T a, T b) { return subtract_values(a, b); });
+  } else {
+    run_binary<T>(self, other, out, shape, [alpha](T a, T b) { return add_scaled(a, b, alpha); });
+  }
+}
 
-bool add_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out) {
+// The Scalar `other` as a 0-dim tensor of self's dtype, then `run(ref)`.
+template <typename T, typename Run>
+void with_scalar_operand(KernelContext& ctx, const char* op, Scalar other, Run&& run) {
+  T value{};
+  if (!detail::operand_to(ctx, op, "other", other, value)) return;
+  const detail::ScalarTensor<T> operand(value);
+  run(operand.ref());
+}
+
+// aten's sub is add with -alpha; an int64 alpha negates modulo 2^64 as
+// aten's Scalar negation does, and the conversion check then applies to
+// the negated value.
+Scalar negated(Scalar alpha) {
+  if (alpha.is_integral()) return Scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(alpha.to_int())));
+  return Scalar(-alpha.to_double());
+}
+
+// add.out and sub.out with their checked alpha ("alpha" or "-alpha").
+bool add_tensors(KernelContext& ctx, const char* op, TensorRef self, TensorRef other, const char* alpha_name,
+                 Scalar alpha, TensorRef out) {
   Shape shape;
-  if (!check_binary(ctx, kAddOp, self, other, out, shape)) return false;
+  if (!check_binary(ctx, op, self, other, out, detail::check_arithmetic_dtype, shape)) return false;
   detail::dispatch_arithmetic(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T alpha_value{};
-    if (!detail::scalar_to(ctx, kAddOp, "alpha", alpha, alpha_value)) return;
-    if (alpha_value == T(1)) {
-      run_binary<T>(self, other, out, shape, [](T a, T b) { return add_values(a, b); });
-    } else {
-      run_binary<T>(self, other, out, shape, [alpha_value](T a, T b) { return add_scaled(a, b, alpha_value); });
-    }
+    if (detail::scalar_to(ctx, op, alpha_name, alpha, alpha_value)) run_add<T>(self, other, out, shape, alpha_value);
   });
   return ctx.ok();
 }
 
-bool mul_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  Shape shape;
-  if (!check_binary(ctx, kMulOp, self, other, out, shape)) return false;
+// add.Scalar_out and sub.Scalar_out: as above with other a 0-dim tensor.
+bool add_scalar(KernelContext& ctx, const char* op, TensorRef self, Scalar other, const char* alpha_name,
+                Scalar alpha, TensorRef out) {
+  const bool valid = detail::check_unary(ctx, op, self, out, detail::check_arithmetic_dtype);
+  if (!valid) return false;
+  const Shape shape = detail::shape_of(self);
   detail::dispatch_arithmetic(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run_binary<T>(self, other, out, shape, [](T a, T b) { return multiply_values(a, b); });
+    T alpha_value{};
+    if (!detail::scalar_to(ctx, op, alpha_name, alpha, alpha_value)) return;
+    with_scalar_operand<T>(ctx, op, other, [&](TensorRef operand) { run_add<T>(self, operand, out, shape, alpha_value); });
   });
   return ctx.ok();
+}
+
+struct Multiply {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return multiply_values(a, b);
+  }
+};
+
+struct Divide {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return a / b;
+  }
+};
+
+// The dtypes an operator takes: every arithmetic one, or floating only.
+template <bool kFloatingOnly, typename F>
+bool dispatch_dtype(DType t, F&& f) {
+  if constexpr (kFloatingOnly) return detail::dispatch_floating(t, f);
+  else return detail::dispatch_arithmetic(t, f);
+}
+
+template <bool kFloatingOnly>
+constexpr detail::DtypeCheck kSupported =
+    kFloatingOnly ? detail::DtypeCheck(detail::check_floating_dtype) : detail::DtypeCheck(detail::check_arithmetic_dtype);
+
+// out = combine(self, other) for tensor operands (mul, div).
+template <bool kFloatingOnly, typename Combine>
+bool combine_tensors(KernelContext& ctx, const char* op, TensorRef self, TensorRef other, TensorRef out,
+                     Combine combine) {
+  Shape shape;
+  if (!check_binary(ctx, op, self, other, out, kSupported<kFloatingOnly>, shape)) return false;
+  dispatch_dtype<kFloatingOnly>(self.dtype(), [&](auto tag) {
+    run_binary<typename decltype(tag)::type>(self, other, out, shape, combine);
+  });
+  return ctx.ok();
+}
+
+// out = combine(self, other) for a Scalar other (mul.Scalar, div.Scalar).
+template <bool kFloatingOnly, typename Combine>
+bool combine_with_scalar(KernelContext& ctx, const char* op, TensorRef self, Scalar other, TensorRef out,
+                         Combine combine) {
+  if (!detail::check_unary(ctx, op, self, out, kSupported<kFloatingOnly>)) return false;
+  const Shape shape = detail::shape_of(self);
+  dispatch_dtype<kFloatingOnly>(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    with_scalar_operand<T>(ctx, op, other,
+                           [&](TensorRef operand) { run_binary<T>(self, operand, out, shape, combine); });
+  });
+  return ctx.ok();
+}
+
+}  // namespace
+
+bool add_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out) {
+  return add_tensors(ctx, "aten::add.out", self, other, "alpha", alpha, out);
+}
+
+bool add_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, Scalar alpha, TensorRef out) {
+  return add_scalar(ctx, "aten::add.Scalar_out", self, other, "alpha", alpha, out);
+}
+
+bool sub_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out) {
+  return add_tensors(ctx, "aten::sub.out", self, other, "-alpha", negated(alpha), out);
+}
+
+bool sub_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, Scalar alpha, TensorRef out) {
+  return add_scalar(ctx, "aten::sub.Scalar_out", self, other, "-alpha", negated(alpha), out);
+}
+
+bool mul_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
+  return combine_tensors<false>(ctx, "aten::mul.out", self, other, out, Multiply{});
+}
+
+bool mul_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
+  return combine_with_scalar<false>(ctx, "aten::mul.Scalar_out", self, other, out, Multiply{});
+}
+
+// True division: PyTorch promotes integers to floating point, which an out
+// of self's dtype cannot hold, so only floating dtypes are accepted.
+bool div_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
+  return combine_tensors<true>(ctx, "aten::div.out", self, other, out, Divide{});
+}
+
+bool div_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
+  return combine_with_scalar<true>(ctx, "aten::div.Scalar_out", self, other, out, Divide{});
 }
 
 }  // namespace et_ops::kernels::portable

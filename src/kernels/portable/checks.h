@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -64,6 +66,18 @@ inline bool check_same_dtype(KernelContext& ctx, const char* op, const char* nam
   if (t.dtype() == like.dtype()) return true;
   return fail(ctx, op, "{} has dtype {}, expected {} (the dtype of {}); dtypes are not promoted", name,
               dtype_name(t.dtype()), dtype_name(like.dtype()), like_name);
+}
+
+// The operands of a layer (convolution, linear): input, weight, an optional
+// bias and out, each a valid float32 tensor.
+inline bool check_layer_tensors(KernelContext& ctx, const char* op, TensorRef input, TensorRef weight,
+                                std::optional<TensorRef> bias, TensorRef out) {
+  return check_tensor(ctx, op, "input", input) && check_tensor(ctx, op, "weight", weight) &&
+         (!bias || check_tensor(ctx, op, "bias", *bias)) && check_tensor(ctx, op, "out", out) &&
+         check_dtype(ctx, op, "input", input, DType::Float32) &&
+         check_dtype(ctx, op, "weight", weight, DType::Float32) &&
+         (!bias || check_dtype(ctx, op, "bias", *bias, DType::Float32)) &&
+         check_dtype(ctx, op, "out", out, DType::Float32);
 }
 
 inline bool check_rank(KernelContext& ctx, const char* op, const char* name, TensorRef t, int64_t rank) {
@@ -144,6 +158,38 @@ inline bool check_arithmetic_dtype(KernelContext& ctx, const char* op, const cha
               kArithmeticDtypes);
 }
 
+inline constexpr const char* kFloatingDtypes = "float32, float64";
+
+// Calls f(Tag<T>{}) for float32 and float64, the dtypes of the kernels that
+// compute in floating point only; returns false for any other dtype.
+template <typename F>
+bool dispatch_floating(DType t, F&& f) {
+  switch (t) {
+    case DType::Float32: f(Tag<float>{}); return true;
+    case DType::Float64: f(Tag<double>{}); return true;
+    default: return false;
+  }
+}
+
+inline bool check_floating_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  if (dispatch_floating(t.dtype(), [](auto) {})) return true;
+  return fail(ctx, op, "{} has dtype {}, which is not supported; expected one of {} (dtypes are not promoted)", name,
+              dtype_name(t.dtype()), kFloatingDtypes);
+}
+
+// Calls f(std::integral_constant<size_t, N>{}) with a dtype's element size,
+// so kernels that move elements without reading them (copies, padding,
+// gathers) serve every dtype with four instantiations.
+template <typename F>
+void dispatch_element_size(std::size_t size, F&& f) {
+  switch (size) {
+    case 1: f(std::integral_constant<std::size_t, 1>{}); break;
+    case 2: f(std::integral_constant<std::size_t, 2>{}); break;
+    case 4: f(std::integral_constant<std::size_t, 4>{}); break;
+    default: f(std::integral_constant<std::size_t, 8>{}); break;
+  }
+}
+
 // Converts a Scalar to the element type as aten does (c10 checked_convert):
 // an integral tensor rejects a floating scalar and one out of its range
 // (an unsigned type also takes -max..-1, which wrap as two's complement, so
@@ -175,6 +221,60 @@ bool scalar_to(KernelContext& ctx, const char* op, const char* name, Scalar s, T
   }
 }
 
+// Converts a Scalar operand (the `other` of add.Scalar_out and friends) as
+// aten converts a wrapped number: without a range check (a floating tensor
+// takes the nearest value or an infinity, an integral one the value modulo
+// 2^bits). A floating scalar with an integral tensor would promote the
+// result to floating point, which an out tensor of self's dtype cannot
+// hold, so it is refused.
+template <typename T>
+bool operand_to(KernelContext& ctx, const char* op, const char* name, Scalar s, T& value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    value = s.is_integral() ? static_cast<T>(s.to_int()) : static_cast<T>(s.to_double());
+    return true;
+  } else {
+    if (!s.is_integral())
+      return fail(ctx, op, "{} = {} is a floating point number; with an integral self the result would be floating "
+                  "point (dtypes are not promoted)", name, s.to_double());
+    value = static_cast<T>(static_cast<uint64_t>(s.to_int()));
+    return true;
+  }
+}
+
+// A Scalar as aten's toLong takes it: an int as it is, a double truncated
+// toward zero; NaN and values beyond int64 are reported.
+inline bool truncate_to_int64(KernelContext& ctx, const char* op, const char* name, Scalar s, Scalar& result) {
+  if (s.is_integral()) {
+    result = s;
+    return true;
+  }
+  const double v = s.to_double();
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+    return fail(ctx, op, "{} = {} cannot be converted to int64 without overflow", name, v);
+  result = Scalar(static_cast<int64_t>(v));
+  return true;
+}
+
+// A 0-dim tensor holding one element, so a Scalar operand can go through
+// the same broadcasting loops as a tensor one.
+template <typename T>
+class ScalarTensor {
+ public:
+  explicit ScalarTensor(T value) : value_(value) {
+    raw_.data = &value_;
+    raw_.numel = 1;
+    raw_.dtype = static_cast<int32_t>(dtype_of<T>());
+    raw_.dim = 0;
+  }
+  ScalarTensor(const ScalarTensor&) = delete;
+  ScalarTensor& operator=(const ScalarTensor&) = delete;
+  TensorRef ref() const { return TensorRef(raw_); }
+
+ private:
+  T value_;
+  et_ops_tensor raw_{};
+};
+
 // ---- int list arguments ----
 
 // An int list from a C++ caller is a bare view: a negative size, or
@@ -190,8 +290,13 @@ struct Pair {
   int64_t w = 0;
 };
 
-// Division rounding toward negative infinity, for a positive divisor.
-inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+// Division rounding toward positive infinity, for a >= 0 and b > 0,
+// without overflow.
+inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+// Division rounding toward negative infinity, for a positive divisor,
+// without overflow.
+inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, b); }
 
 // Normalises a possibly negative dimension index against `rank` (a 0-dim
 // tensor accepts -1 and 0, as aten's maybe_wrap_dim).
@@ -329,6 +434,21 @@ void for_each_row(const StridedLoop<K>& loop, Row&& row) {
   }
 }
 
+// Copies operand 1 of `loop` into operand 0, elements of N bytes.
+template <std::size_t N>
+void copy_strided(const StridedLoop<2>& loop, void* out, const void* in) {
+  auto* dst = static_cast<unsigned char*>(out);
+  const auto* src = static_cast<const unsigned char*>(in);
+  for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
+    if (step[0] == 1 && step[1] == 1) {
+      std::memcpy(dst + offset[0] * N, src + offset[1] * N, static_cast<std::size_t>(length) * N);
+      return;
+    }
+    for (int64_t j = 0; j < length; ++j)
+      std::memcpy(dst + (offset[0] + j * step[0]) * N, src + (offset[1] + j * step[1]) * N, N);
+  });
+}
+
 // Walks one tensor's elements in logical (row-major) order, yielding the
 // memory offset of each.
 class LogicalCursor {
@@ -351,6 +471,47 @@ class LogicalCursor {
   int64_t index_[ET_OPS_MAX_DIMS] = {};
   int64_t offset_ = 0;
 };
+
+// Calls f(in, out, n) over runs of n elements of self and out that sit at
+// consecutive addresses in both, in logical order: rows that both tensors
+// store contiguously go straight to f, others pass through a buffer in
+// chunks. f sees every element once, so results do not depend on layouts;
+// f must allow in == out (the buffer, or an in-place call).
+template <typename T, typename F>
+void map_contiguous(TensorRef self, TensorRef out, F&& f) {
+  const TensorRef operands[2] = {out, self};
+  const auto loop = broadcast_loop(shape_of(out), operands);
+  T* o = out.data_as<T>();
+  const T* a = self.data_as<const T>();
+  for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
+    if (step[0] == 1 && step[1] == 1) {
+      f(a + offset[1], o + offset[0], static_cast<std::size_t>(length));
+      return;
+    }
+    constexpr int64_t kChunk = 256;
+    T buffer[kChunk];
+    for (int64_t start = 0; start < length; start += kChunk) {
+      const int64_t n = length - start < kChunk ? length - start : kChunk;
+      for (int64_t j = 0; j < n; ++j) buffer[j] = a[offset[1] + (start + j) * step[1]];
+      f(static_cast<const T*>(buffer), buffer, static_cast<std::size_t>(n));
+      for (int64_t j = 0; j < n; ++j) o[offset[0] + (start + j) * step[0]] = buffer[j];
+    }
+  });
+}
+
+// ---- elementwise kernels of one input ----
+
+using DtypeCheck = bool (*)(KernelContext&, const char*, const char*, TensorRef);
+
+// What every kernel out = f(self) checks: both tensors sound, self of a
+// dtype `supported` accepts, out of self's dtype and shape, and out either
+// disjoint from self or exactly self.
+inline bool check_unary(KernelContext& ctx, const char* op, TensorRef self, TensorRef out, DtypeCheck supported) {
+  return check_tensor(ctx, op, "self", self) && check_tensor(ctx, op, "out", out) &&
+         supported(ctx, op, "self", self) && check_same_dtype(ctx, op, "out", out, "self", self) &&
+         check_out_shape(ctx, op, "out", out, shape_of(self), "the shape of self") &&
+         check_no_overlap(ctx, op, "out", out, "self", self, Alias::ExactAllowed);
+}
 
 }  // namespace et_ops::kernels::portable::detail
 

@@ -1,20 +1,28 @@
-// aten::convolution.out: direct 2-D convolution on float32 with groups,
-// stride, padding and dilation, accumulated in float32. Transposed
-// convolution is not supported.
+// aten::convolution.out: 2-D convolution on float32 with groups, stride,
+// padding and dilation, accumulated in float64. Transposed convolution is
+// not supported.
 //
-// Each output element sums its taps in (input channel, kernel row, kernel
-// column) order from 0, then adds the bias. PyTorch (oneDNN / im2col+GEMM)
-// sums in other orders, so results agree with it to rounding.
+// Every output element is the sum described in gemm.h: from +0.0 in
+// float64, the exact products input * weight over (input channel, kernel
+// row, kernel column) in increasing order, taps in the padding counting as
+// input 0.0, then the bias, rounded once to float32. Three paths compute
+// that same sum, so they give the same bits:
+//   - depthwise (one input channel per group, as MobileNet's 3x3 layers):
+//     a direct kernel (depthwise.h);
+//   - 1x1, stride 1, no padding: the input channels are the matrix that
+//     multiplies the weights (gemm.h);
+//   - everything else: the weights times the patch matrix (gemm.h).
 #include <cstdint>
 
 #include "checks.h"
+#include "depthwise.h"
 #include "et_ops/kernels/portable.h"
+#include "gemm.h"
 
 namespace et_ops::kernels::portable {
 namespace {
 
 using detail::Alias;
-using detail::floor_div;
 using detail::Pair;
 using detail::Shape;
 
@@ -46,8 +54,6 @@ bool check_output_padding(KernelContext& ctx, IntList output_padding) {
   return detail::fail(ctx, op, "output_padding {} must be empty or zeros (at most 2) for a non-transposed convolution",
                       detail::list_string(output_padding));
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 struct Geometry {
   int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0;
@@ -108,81 +114,100 @@ bool check_shapes(KernelContext& ctx, TensorRef input, TensorRef weight, std::op
          output_extent(ctx, "width", g.in_w, g.kernel_w, g.stride.w, g.padding.w, g.dilation.w, g.out_w);
 }
 
-struct Range {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
-
-// Output positions o in [0, out_size) whose input position
-// o * stride - padding + tap_offset lies in [0, in_size).
-Range valid_range(int64_t in_size, int64_t out_size, int64_t stride, int64_t padding, int64_t tap_offset) {
-  const int64_t first = ceil_div(padding - tap_offset, stride);
-  const int64_t last = floor_div(in_size - 1 + padding - tap_offset, stride);
-  Range range{first < 0 ? 0 : first, last + 1 > out_size ? out_size : last + 1};
-  if (range.end < range.begin) range.end = range.begin;
-  return range;
-}
-
-// Adds weight_value times one shifted input plane (kernel tap kh, kw) into
-// one output plane.
-void accumulate_tap(const Geometry& g, TensorRef input, TensorRef out, const float* in_plane, float* out_plane,
-                    float weight_value, int64_t kh, int64_t kw) {
-  const int64_t tap_h = kh * g.dilation.h;
-  const int64_t tap_w = kw * g.dilation.w;
-  const Range rows = valid_range(g.in_h, g.out_h, g.stride.h, g.padding.h, tap_h);
-  const Range cols = valid_range(g.in_w, g.out_w, g.stride.w, g.padding.w, tap_w);
-  if (rows.begin == rows.end || cols.begin == cols.end) return;  // the tap only ever meets padding
-  const int64_t in_row_stride = input.stride(2), in_col_stride = input.stride(3);
-  const int64_t out_row_stride = out.stride(2), out_col_stride = out.stride(3);
-  const bool unit_steps = in_col_stride == 1 && out_col_stride == 1 && g.stride.w == 1;
-  for (int64_t oh = rows.begin; oh < rows.end; ++oh) {
-    const int64_t ih = oh * g.stride.h - g.padding.h + tap_h;
-    const float* in_row = in_plane + ih * in_row_stride;
-    float* out_row = out_plane + oh * out_row_stride;
-    if (unit_steps) {
-      const float* in_start = in_row + (cols.begin - g.padding.w + tap_w);
-      float* out_start = out_row + cols.begin;
-      for (int64_t j = 0; j < cols.end - cols.begin; ++j) out_start[j] += weight_value * in_start[j];
-    } else {
-      for (int64_t ow = cols.begin; ow < cols.end; ++ow)
-        out_row[ow * out_col_stride] += weight_value * in_row[(ow * g.stride.w - g.padding.w + tap_w) * in_col_stride];
-    }
+// The depthwise path, when one output row's band fits its buffer.
+bool convolve_depthwise(const Geometry& g, TensorRef input, TensorRef weight, const float* bias,
+                        int64_t bias_stride, TensorRef out) {
+  detail::Depthwise c{};
+  c.input = input.data_as<const float>();
+  c.weight = weight.data_as<const float>();
+  c.bias = bias;
+  c.bias_stride = bias_stride;
+  c.out = out.data_as<float>();
+  for (int d = 0; d < 4; ++d) {
+    c.input_strides[d] = input.stride(d);
+    c.weight_strides[d] = weight.stride(d);
+    c.out_strides[d] = out.stride(d);
   }
+  c.batch = g.batch;
+  c.channels = g.in_channels;
+  c.multiplier = g.out_channels / g.groups;
+  c.in_h = g.in_h, c.in_w = g.in_w, c.out_h = g.out_h, c.out_w = g.out_w;
+  c.kernel_h = g.kernel_h, c.kernel_w = g.kernel_w;
+  c.stride_h = g.stride.h, c.stride_w = g.stride.w, c.padding_h = g.padding.h, c.padding_w = g.padding.w;
+  c.dilation_h = g.dilation.h, c.dilation_w = g.dilation.w;
+  return detail::depthwise_convolution(c);
 }
 
-void fill_plane(const Geometry& g, TensorRef out, float* out_plane, float value) {
-  for (int64_t oh = 0; oh < g.out_h; ++oh)
-    for (int64_t ow = 0; ow < g.out_w; ++ow) out_plane[oh * out.stride(2) + ow * out.stride(3)] = value;
+// Pixel (h, w) of an H x W plane at h * stride(2) + w * stride(3) as one
+// flat index times a stride, if the layout allows (0 when it does not).
+int64_t flat_pixel_stride(TensorRef t) {
+  if (t.size(3) == 1) return t.stride(2);
+  if (t.size(2) == 1 || t.stride(2) == t.size(3) * t.stride(3)) return t.stride(3);
+  return 0;
 }
 
-void add_to_plane(const Geometry& g, TensorRef out, float* out_plane, float value) {
-  for (int64_t oh = 0; oh < g.out_h; ++oh)
-    for (int64_t ow = 0; ow < g.out_w; ++ow) out_plane[oh * out.stride(2) + ow * out.stride(3)] += value;
+// Output channels from oc0 of image n as the product's rows, pixels as its
+// columns: one flat run of columns when the layout allows, else row by row.
+detail::GemmOut pixel_columns(TensorRef out, int64_t n, int64_t oc0) {
+  float* origin = out.data_as<float>() + n * out.stride(0) + oc0 * out.stride(1);
+  const int64_t flat = flat_pixel_stride(out);
+  const int64_t pixels = out.size(2) * out.size(3);
+  if (flat != 0) return detail::GemmOut{origin, out.stride(1), flat, pixels, 0};
+  return detail::GemmOut{origin, out.stride(1), out.stride(3), out.size(3), out.stride(2)};
 }
 
-void convolve(const Geometry& g, TensorRef input, TensorRef weight, const float* bias, TensorRef out) {
-  if (g.batch == 0 || g.out_channels == 0 || g.out_h == 0 || g.out_w == 0) return;
-  const float* in = input.data_as<const float>();
-  const float* w = weight.data_as<const float>();
-  float* o = out.data_as<float>();
+// The right operand of one image and group: the input channels themselves
+// for a 1x1 convolution with stride 1 and no padding, else its patches.
+detail::GemmRhs patch_operand(const Geometry& g, TensorRef input, int64_t n, int64_t first_channel) {
+  detail::GemmRhs rhs{};
+  const float* origin = input.data_as<const float>() + n * input.stride(0) + first_channel * input.stride(1);
+  const int64_t pixel_stride = flat_pixel_stride(input);
+  const bool pointwise = g.kernel_h == 1 && g.kernel_w == 1 && g.stride.h == 1 && g.stride.w == 1 &&
+                         g.padding.h == 0 && g.padding.w == 0 && pixel_stride != 0;
+  if (pointwise) {
+    rhs.kind = detail::GemmRhs::Kind::Matrix;
+    rhs.matrix = detail::GemmMatrix{origin, input.stride(1), pixel_stride};
+    return rhs;
+  }
+  rhs.kind = detail::GemmRhs::Kind::Patches;
+  rhs.patches = detail::GemmPatches{origin, input.stride(1), input.stride(2), input.stride(3), g.in_h, g.in_w,
+                                    g.kernel_h, g.kernel_w, g.out_w, g.stride.h, g.stride.w, g.padding.h,
+                                    g.padding.w, g.dilation.h, g.dilation.w};
+  return rhs;
+}
+
+// out[n, group's channels] = weight[group's channels] x patches, per image and group.
+void convolve_by_products(const Geometry& g, TensorRef input, TensorRef weight, const float* bias,
+                          int64_t bias_stride, TensorRef out) {
   const int64_t in_per_group = g.in_channels / g.groups;
   const int64_t out_per_group = g.out_channels / g.groups;
   for (int64_t n = 0; n < g.batch; ++n)
-    for (int64_t oc = 0; oc < g.out_channels; ++oc) {
-      float* out_plane = o + n * out.stride(0) + oc * out.stride(1);
-      fill_plane(g, out, out_plane, 0.0f);
-      const int64_t first_in_channel = (oc / out_per_group) * in_per_group;
-      for (int64_t icl = 0; icl < in_per_group; ++icl) {
-        const float* in_plane = in + n * input.stride(0) + (first_in_channel + icl) * input.stride(1);
-        for (int64_t kh = 0; kh < g.kernel_h; ++kh)
-          for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-            const float weight_value =
-                w[oc * weight.stride(0) + icl * weight.stride(1) + kh * weight.stride(2) + kw * weight.stride(3)];
-            accumulate_tap(g, input, out, in_plane, out_plane, weight_value, kh, kw);
-          }
-      }
-      if (bias != nullptr) add_to_plane(g, out, out_plane, bias[oc]);
+    for (int64_t group = 0; group < g.groups; ++group) {
+      const int64_t oc0 = group * out_per_group;
+      detail::Gemm p{};
+      p.rows = out_per_group;
+      p.cols = g.out_h * g.out_w;
+      p.depth = in_per_group * g.kernel_h * g.kernel_w;
+      // An empty reduction (no input channels) reads neither operand; their
+      // data may then be null, so no offset is applied.
+      p.a = detail::GemmLhs{p.depth == 0 ? nullptr : weight.data_as<const float>() + oc0 * weight.stride(0),
+                            weight.stride(0),
+                            {in_per_group, g.kernel_h, g.kernel_w},
+                            {weight.stride(1), weight.stride(2), weight.stride(3)}};
+      if (p.depth > 0) p.b = patch_operand(g, input, n, group * in_per_group);
+      p.out = pixel_columns(out, n, oc0);
+      if (bias != nullptr)
+        p.bias = detail::GemmBias{bias + oc0 * bias_stride, bias_stride, 0};
+      detail::gemm(p);
     }
+}
+
+void convolve(const Geometry& g, TensorRef input, TensorRef weight, std::optional<TensorRef> bias, TensorRef out) {
+  if (out.numel() == 0) return;
+  const float* bias_data = bias ? bias->data_as<const float>() : nullptr;
+  const int64_t bias_stride = bias ? bias->stride(0) : 0;
+  if (g.in_channels == g.groups && convolve_depthwise(g, input, weight, bias_data, bias_stride, out)) return;
+  convolve_by_products(g, input, weight, bias_data, bias_stride, out);
 }
 
 }  // namespace
@@ -195,14 +220,8 @@ bool convolution_out(KernelContext& ctx, TensorRef input, TensorRef weight, std:
     return detail::fail(ctx, op, "transposed convolution (transposed = true) is not supported");
   Geometry g;
   g.groups = groups;
-  const bool tensors_ok =
-      detail::check_tensor(ctx, op, "input", input) && detail::check_tensor(ctx, op, "weight", weight) &&
-      (!bias || detail::check_tensor(ctx, op, "bias", *bias)) && detail::check_tensor(ctx, op, "out", out) &&
-      detail::check_dtype(ctx, op, "input", input, DType::Float32) &&
-      detail::check_dtype(ctx, op, "weight", weight, DType::Float32) &&
-      (!bias || detail::check_dtype(ctx, op, "bias", *bias, DType::Float32)) &&
-      detail::check_dtype(ctx, op, "out", out, DType::Float32);
-  const bool params_ok = tensors_ok && spatial_pair(ctx, "stride", stride, 1, g.stride) &&
+  const bool params_ok = detail::check_layer_tensors(ctx, op, input, weight, bias, out) &&
+                         spatial_pair(ctx, "stride", stride, 1, g.stride) &&
                          spatial_pair(ctx, "padding", padding, 0, g.padding) &&
                          spatial_pair(ctx, "dilation", dilation, 1, g.dilation) &&
                          check_output_padding(ctx, output_padding) && check_shapes(ctx, input, weight, bias, g);
@@ -219,7 +238,7 @@ bool convolution_out(KernelContext& ctx, TensorRef input, TensorRef weight, std:
       detail::check_no_overlap(ctx, op, "out", out, "weight", weight, Alias::Forbidden) &&
       (!bias || detail::check_no_overlap(ctx, op, "out", out, "bias", *bias, Alias::Forbidden));
   if (!out_ok) return false;
-  convolve(g, input, weight, bias ? bias->data_as<const float>() : nullptr, out);
+  convolve(g, input, weight, bias, out);
   return ctx.ok();
 }
 

@@ -1,7 +1,11 @@
-// aten::view_copy.out and aten::permute_copy.out: element copies for every
-// dtype (bytes are moved, never converted), in any dense layout.
+// aten::view_copy.out, aten::permute_copy.out and aten::slice_copy.Tensor_out:
+// element copies for every dtype (bytes are moved, never converted), in any
+// dense layout.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "checks.h"
@@ -14,18 +18,7 @@ using detail::Shape;
 
 constexpr const char* kViewCopyOp = "aten::view_copy.out";
 constexpr const char* kPermuteCopyOp = "aten::permute_copy.out";
-
-// Calls f(std::integral_constant<size_t, N>{}) with a dtype's element size,
-// so the copy loops move a compile-time number of bytes.
-template <typename F>
-void dispatch_element_size(std::size_t size, F&& f) {
-  switch (size) {
-    case 1: f(std::integral_constant<std::size_t, 1>{}); break;
-    case 2: f(std::integral_constant<std::size_t, 2>{}); break;
-    case 4: f(std::integral_constant<std::size_t, 4>{}); break;
-    default: f(std::integral_constant<std::size_t, 8>{}); break;
-  }
-}
+constexpr const char* kSliceCopyOp = "aten::slice_copy.Tensor_out";
 
 bool check_list(KernelContext& ctx, const char* op, const char* name, IntList list) {
   if (!detail::check_int_list(ctx, op, name, list)) return false;
@@ -86,21 +79,6 @@ void copy_logical(TensorRef self, TensorRef out) {
   }
 }
 
-// Copies operand 1 of `loop` into operand 0, elements of N bytes.
-template <std::size_t N>
-void copy_strided(const detail::StridedLoop<2>& loop, void* out, const void* in) {
-  auto* dst = static_cast<unsigned char*>(out);
-  const auto* src = static_cast<const unsigned char*>(in);
-  detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
-    if (step[0] == 1 && step[1] == 1) {
-      std::memcpy(dst + offset[0] * N, src + offset[1] * N, static_cast<std::size_t>(length) * N);
-      return;
-    }
-    for (int64_t j = 0; j < length; ++j)
-      std::memcpy(dst + (offset[0] + j * step[0]) * N, src + (offset[1] + j * step[1]) * N, N);
-  });
-}
-
 // The permutation `dims` describes, each entry wrapped into [0, rank).
 bool resolve_permutation(KernelContext& ctx, TensorRef self, IntList dims, int64_t* permutation) {
   const char* op = kPermuteCopyOp;
@@ -121,6 +99,26 @@ bool resolve_permutation(KernelContext& ctx, TensorRef self, IntList dims, int64
   return true;
 }
 
+// The elements a slice keeps along its dimension: the first and how many,
+// with start and end as aten's slice resolves them (negative values count
+// from the end, then both are clamped to [0, size], an end before the
+// start keeps nothing).
+struct SliceRange {
+  int64_t start = 0;
+  int64_t count = 0;
+};
+
+SliceRange resolve_slice(int64_t size, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+  int64_t first = start.value_or(0);
+  int64_t last = end.value_or(std::numeric_limits<int64_t>::max());
+  if (first < 0) first += size;
+  if (last < 0) last += size;
+  first = std::clamp<int64_t>(first, 0, size);
+  last = std::clamp<int64_t>(last, first, size);
+  const int64_t length = last - first;
+  return SliceRange{first, length == 0 ? 0 : (length - 1) / step + 1};
+}
+
 }  // namespace
 
 bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef out) {
@@ -139,7 +137,7 @@ bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef o
     return ctx.ok();
   }
   if (!detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden)) return false;
-  dispatch_element_size(dtype_size(self.dtype()), [&](auto size_tag) { copy_logical<decltype(size_tag)::value>(self, out); });
+  detail::dispatch_element_size(dtype_size(self.dtype()), [&](auto size_tag) { copy_logical<decltype(size_tag)::value>(self, out); });
   return ctx.ok();
 }
 
@@ -163,8 +161,45 @@ bool permute_copy_out(KernelContext& ctx, TensorRef self, IntList dims, TensorRe
                      detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
   if (!valid) return false;
   loop.coalesce();
-  dispatch_element_size(dtype_size(self.dtype()),
-                        [&](auto size_tag) { copy_strided<decltype(size_tag)::value>(loop, out.data(), self.data()); });
+  detail::dispatch_element_size(dtype_size(self.dtype()),
+                        [&](auto size_tag) { detail::copy_strided<decltype(size_tag)::value>(loop, out.data(), self.data()); });
+  return ctx.ok();
+}
+
+bool slice_copy_out(KernelContext& ctx, TensorRef self, int64_t dim, std::optional<int64_t> start,
+                    std::optional<int64_t> end, int64_t step, TensorRef out) {
+  const char* op = kSliceCopyOp;
+  int64_t wrapped = 0;
+  const bool args_ok = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
+                       detail::check_same_dtype(ctx, op, "out", out, "self", self);
+  if (!args_ok) return false;
+  if (self.dim() == 0) return detail::fail(ctx, op, "self is 0-dim; a slice needs a dimension to slice");
+  if (!detail::wrap_dim(ctx, op, "dim", dim, self.dim(), wrapped)) return false;
+  if (step <= 0) return detail::fail(ctx, op, "step = {} must be positive", step);
+  const SliceRange range = resolve_slice(self.size(wrapped), start, end, step);
+  Shape shape = detail::shape_of(self);
+  shape.sizes[wrapped] = range.count;
+  const bool valid = detail::check_out_shape(ctx, op, "out", out, shape, "self's shape with the sliced length") &&
+                     detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
+  if (!valid) return false;
+  if (out.numel() == 0) return true;
+  detail::StridedLoop<2> loop;
+  loop.dim = self.dim();
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    loop.sizes[d] = shape.sizes[d];
+    loop.strides[0][d] = out.stride(d);
+    loop.strides[1][d] = self.stride(d);
+  }
+  // With two or more elements kept, step < size, so the product fits; with
+  // fewer the stride is never stepped.
+  loop.strides[1][wrapped] = range.count > 1 ? self.stride(wrapped) * step : 0;
+  loop.coalesce();
+  const std::size_t element = dtype_size(self.dtype());
+  const auto* first =
+      static_cast<const unsigned char*>(self.data()) + range.start * self.stride(wrapped) * static_cast<int64_t>(element);
+  detail::dispatch_element_size(element, [&](auto size_tag) {
+    detail::copy_strided<decltype(size_tag)::value>(loop, out.data(), first);
+  });
   return ctx.ok();
 }
 

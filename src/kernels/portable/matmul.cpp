@@ -1,13 +1,20 @@
-// aten::mm.out and aten::addmm.out on float32, accumulated in float32.
+// aten::mm.out, aten::addmm.out and aten::linear.out on float32, by the
+// matrix product of gemm.h: float32 operands, float64 sums.
 //
-// Every output element is the sum over the inner index in increasing
-// order, starting from 0: the result does not depend on the operands'
-// layouts. PyTorch's BLAS sums in another (blocked) order, so results agree
-// with it to rounding, not bit for bit.
+// Every output element of the product is the sum over the inner index in
+// increasing order, starting from +0.0, each product exact and each sum
+// rounded in float64; linear then adds its bias, addmm computes
+// beta * self + alpha * sum (in float64, as PyTorch writes it), and the
+// result is rounded to float32 once: the correctly rounded float32 of the
+// exact value but for values closer to a rounding boundary than float64's
+// error, on every SIMD target and for every operand layout. PyTorch's BLAS
+// sums in float32 in another (blocked, fused) order, so results agree with
+// it to rounding, not bit for bit.
 #include <cstdint>
 
 #include "checks.h"
 #include "et_ops/kernels/portable.h"
+#include "gemm.h"
 
 namespace et_ops::kernels::portable {
 namespace {
@@ -17,55 +24,23 @@ using detail::Shape;
 
 constexpr const char* kMmOp = "aten::mm.out";
 constexpr const char* kAddmmOp = "aten::addmm.out";
+constexpr const char* kLinearOp = "aten::linear.out";
 
-// A 2-D float32 operand addressed through its strides.
-struct Matrix {
-  float* data;
-  int64_t rows;
-  int64_t cols;
-  int64_t row_stride;
-  int64_t col_stride;
-
-  static Matrix of(TensorRef t) {
-    return Matrix{t.data_as<float>(), t.size(0), t.size(1), t.stride(0), t.stride(1)};
-  }
-  float& at(int64_t i, int64_t j) const { return data[i * row_stride + j * col_stride]; }
-};
-
-// out = a @ b as dot products: used when b's columns are contiguous.
-void multiply_by_columns(const Matrix& a, const Matrix& b, const Matrix& out) {
-  for (int64_t i = 0; i < out.rows; ++i)
-    for (int64_t j = 0; j < out.cols; ++j) {
-      float sum = 0.0f;
-      for (int64_t p = 0; p < a.cols; ++p) sum += a.at(i, p) * b.at(p, j);
-      out.at(i, j) = sum;
-    }
-}
-
-// out = a @ b by adding scaled rows of b into each row of out: the same
-// per-element summation order as multiply_by_columns, but streaming along
-// rows of b, which the compiler vectorises when rows are contiguous.
-void multiply_by_rows(const Matrix& a, const Matrix& b, const Matrix& out) {
-  const bool contiguous_rows = out.col_stride == 1 && b.col_stride == 1;
-  for (int64_t i = 0; i < out.rows; ++i) {
-    float* out_row = &out.at(i, 0);
-    for (int64_t j = 0; j < out.cols; ++j) out_row[j * out.col_stride] = 0.0f;
-    for (int64_t p = 0; p < a.cols; ++p) {
-      const float scale = a.at(i, p);
-      const float* b_row = &b.at(p, 0);
-      if (contiguous_rows) {
-        for (int64_t j = 0; j < out.cols; ++j) out_row[j] += scale * b_row[j];
-      } else {
-        for (int64_t j = 0; j < out.cols; ++j) out_row[j * out.col_stride] += scale * b_row[j * b.col_stride];
-      }
-    }
-  }
-}
-
-void multiply(const Matrix& a, const Matrix& b, const Matrix& out) {
-  if (out.rows == 0 || out.cols == 0) return;
-  if (b.row_stride == 1 && b.col_stride != 1) multiply_by_columns(a, b, out);
-  else multiply_by_rows(a, b, out);
+// out = alpha * (a @ b) + bias for 2-D float32 tensors whose shapes agree
+// (checked).
+void multiply(TensorRef a, TensorRef b, TensorRef out, detail::GemmBias bias = {}, float alpha = 1.0f) {
+  detail::Gemm p{};
+  p.bias = bias;
+  p.sum_scale = alpha;
+  p.rows = out.size(0);
+  p.cols = out.size(1);
+  p.depth = a.size(1);
+  if (p.rows == 0 || p.cols == 0) return;
+  p.a = detail::GemmLhs{a.data_as<const float>(), a.stride(0), {p.depth, 1, 1}, {a.stride(1), 0, 0}};
+  p.b.kind = detail::GemmRhs::Kind::Matrix;
+  p.b.matrix = detail::GemmMatrix{b.data_as<const float>(), b.stride(0), b.stride(1)};
+  p.out = detail::GemmOut{out.data_as<float>(), out.stride(0), out.stride(1), p.cols, 0};
+  detail::gemm(p);
 }
 
 // a @ b into out: float32 2-D operands whose inner sizes agree, out of the
@@ -91,24 +66,74 @@ bool check_product(KernelContext& ctx, const char* op, const char* a_name, Tenso
          detail::check_no_overlap(ctx, op, "out", out, b_name, b, Alias::Forbidden);
 }
 
-// out = beta * bias + alpha * out, with bias broadcast to out's shape;
-// beta == 0 ignores bias entirely (its NaNs too), as PyTorch does.
-void scale_and_add_bias(TensorRef bias, TensorRef out, float beta, float alpha) {
-  const TensorRef operands[2] = {out, bias};
-  const auto loop = detail::broadcast_loop(detail::shape_of(out), operands);
+// The bias of addmm: beta * self, self broadcast to out's shape; none when
+// beta == 0 (self is then ignored entirely, its NaNs too, as PyTorch does).
+detail::GemmBias addmm_bias(TensorRef self, TensorRef out, float beta) {
+  if (beta == 0.0f) return {};
+  int64_t strides[2];
+  detail::broadcast_strides(self, detail::shape_of(out), strides);
+  return detail::GemmBias{self.data_as<const float>(), strides[0], strides[1], beta};
+}
+
+// ---- linear ----
+
+bool check_linear(KernelContext& ctx, TensorRef input, TensorRef weight, std::optional<TensorRef> bias,
+                  TensorRef out) {
+  const char* op = kLinearOp;
+  if (!detail::check_layer_tensors(ctx, op, input, weight, bias, out) ||
+      !detail::check_rank(ctx, op, "weight", weight, 2))
+    return false;
+  if (input.dim() < 1)
+    return detail::fail(ctx, op, "input must have at least 1 dimension [*, in_features], got a 0-D tensor");
+  const int64_t in_features = input.size(input.dim() - 1);
+  const int64_t out_features = weight.size(0);
+  if (weight.size(1) != in_features)
+    return detail::fail(ctx, op,
+                        "weight of shape {} expects {} input features, but input of shape {} has {} (its last "
+                        "dimension)",
+                        detail::shape_string(weight), weight.size(1), detail::shape_string(input), in_features);
+  if (bias && !(bias->dim() == 0 || (bias->dim() == 1 && (bias->size(0) == out_features || bias->size(0) == 1))))
+    return detail::fail(ctx, op, "bias of shape {} cannot be broadcast to [{}] (the output features of weight)",
+                        detail::shape_string(*bias), out_features);
+  Shape shape = detail::shape_of(input);
+  shape.sizes[shape.dim - 1] = out_features;
+  return detail::check_out_shape(ctx, op, "out", out, shape, "input's shape with the last dimension out_features") &&
+         detail::check_no_overlap(ctx, op, "out", out, "input", input, Alias::Forbidden) &&
+         detail::check_no_overlap(ctx, op, "out", out, "weight", weight, Alias::Forbidden) &&
+         (!bias || detail::check_no_overlap(ctx, op, "out", out, "bias", *bias, Alias::Forbidden));
+}
+
+// out[..., j] = input[..., :] . weight[j, :] (+ bias[j]): one product per
+// run of rows that the leading dimensions of input and out step through
+// with one stride each.
+void multiply_linear(TensorRef input, TensorRef weight, std::optional<TensorRef> bias, TensorRef out) {
+  const int64_t last = input.dim() - 1;
+  detail::Gemm p{};
+  p.cols = weight.size(0);
+  p.depth = weight.size(1);
+  p.b.kind = detail::GemmRhs::Kind::Matrix;
+  p.b.matrix = detail::GemmMatrix{weight.data_as<const float>(), weight.stride(1), weight.stride(0)};
+  if (bias) {
+    const bool broadcast = bias->dim() == 0 || bias->size(0) == 1;
+    p.bias = detail::GemmBias{bias->data_as<const float>(), 0, broadcast ? 0 : bias->stride(0)};
+  }
+  detail::StridedLoop<2> rows;
+  rows.dim = last;
+  for (int64_t d = 0; d < last; ++d) {
+    rows.sizes[d] = input.size(d);
+    rows.strides[0][d] = input.stride(d);
+    rows.strides[1][d] = out.stride(d);
+  }
+  rows.coalesce();
+  const float* in = input.data_as<const float>();
   float* o = out.data_as<float>();
-  const float* c = bias.data_as<const float>();
-  detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
-    for (int64_t j = 0; j < length; ++j) {
-      float& value = o[offset[0] + j * step[0]];
-      const float product = alpha == 1.0f ? value : alpha * value;
-      if (beta == 0.0f) {
-        value = product;
-      } else {
-        const float term = c[offset[1] + j * step[1]];
-        value = (beta == 1.0f ? term : beta * term) + product;
-      }
-    }
+  detail::for_each_row(rows, [&](const int64_t* offset, int64_t length, const int64_t* step) {
+    p.rows = length;
+    // With no input features the product reads no input: its data may be null.
+    p.a = detail::GemmLhs{p.depth == 0 ? nullptr : in + offset[0], step[0], {p.depth, 1, 1},
+                          {input.stride(last), 0, 0}};
+    p.out = detail::GemmOut{o + offset[1], step[1], out.stride(last), p.cols, 0};
+    detail::gemm(p);
   });
 }
 
@@ -117,7 +142,7 @@ void scale_and_add_bias(TensorRef bias, TensorRef out, float beta, float alpha) 
 bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
   Shape shape;
   if (!check_product(ctx, kMmOp, "self", self, "mat2", mat2, out, shape)) return false;
-  multiply(Matrix::of(self), Matrix::of(mat2), Matrix::of(out));
+  multiply(self, mat2, out);
   return ctx.ok();
 }
 
@@ -135,8 +160,14 @@ bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat
                      detail::scalar_to(ctx, op, "beta", beta, beta_value) &&
                      detail::scalar_to(ctx, op, "alpha", alpha, alpha_value);
   if (!valid) return false;
-  multiply(Matrix::of(mat1), Matrix::of(mat2), Matrix::of(out));
-  scale_and_add_bias(self, out, beta_value, alpha_value);
+  multiply(mat1, mat2, out, addmm_bias(self, out, beta_value), alpha_value);
+  return ctx.ok();
+}
+
+bool linear_out(KernelContext& ctx, TensorRef input, TensorRef weight, std::optional<TensorRef> bias,
+                TensorRef out) {
+  if (!check_linear(ctx, input, weight, bias, out)) return false;
+  if (out.numel() > 0) multiply_linear(input, weight, bias, out);
   return ctx.ok();
 }
 

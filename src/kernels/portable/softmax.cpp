@@ -1,10 +1,13 @@
 // aten::_softmax.out on float32 along one dimension: exp(x - max) / sum,
-// with the sum accumulated in float32. PyTorch's vectorised exp and
-// summation order differ, so results agree with it to rounding.
+// with the sum accumulated in float32 in index order and the library's own
+// exp (activation_simd.h), so the bits are the same on every CPU. PyTorch's
+// vectorised exp and summation order differ, so results agree with it to
+// rounding.
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include "activation_simd.h"
 #include "checks.h"
 #include "et_ops/kernels/portable.h"
 
@@ -26,11 +29,20 @@ void softmax_lane(const float* in, int64_t in_step, float* out, int64_t out_step
     }
     if (value > max_value) max_value = value;
   }
+  // The exponentials go through a buffer in chunks (the vectorised exp
+  // wants consecutive elements); the sum runs in index order whatever the
+  // vector width.
+  constexpr int64_t kChunk = 256;
+  float buffer[kChunk];
   float sum = 0.0f;
-  for (int64_t i = 0; i < length; ++i) {
-    const float e = std::exp(in[i * in_step] - max_value);
-    out[i * out_step] = e;
-    sum += e;
+  for (int64_t start = 0; start < length; start += kChunk) {
+    const int64_t n = length - start < kChunk ? length - start : kChunk;
+    for (int64_t j = 0; j < n; ++j) buffer[j] = in[(start + j) * in_step] - max_value;
+    simd::apply(simd::Unary::Exp, buffer, buffer, static_cast<std::size_t>(n), simd::UnaryParams{});
+    for (int64_t j = 0; j < n; ++j) {
+      out[(start + j) * out_step] = buffer[j];
+      sum += buffer[j];
+    }
   }
   for (int64_t i = 0; i < length; ++i) out[i * out_step] /= sum;
 }

@@ -35,8 +35,10 @@ inline std::vector<SchemaArgument> schema_arguments(const std::string& schema) {
 
 // A value of the kind the schema type asks for (its content does not
 // matter: the kinds are all read before a kernel runs).
-inline et_ops_value value_of_kind(const std::string& type, Tensor& tensor, const int64_t* list) {
+inline et_ops_value value_of_kind(const std::string& type, Tensor& tensor, et_ops_tensor* const* tensors,
+                                  const int64_t* list) {
   if (type.back() == '?') return none_value();
+  if (type == "Tensor[]") return tensor_list_value(tensors, 1);
   if (type.rfind("Tensor", 0) == 0) return tensor_value(tensor);
   if (type.back() == ']') return int_list_value(list, 1);  // int[], int[2], SymInt[]
   if (type == "int" || type == "SymInt" || type == "Scalar") return int_value(1);
@@ -51,6 +53,7 @@ inline void check_every_kernel_counts_and_names_its_arguments(const et_ops_manif
   const int64_t list[] = {1};
   float element = 0.0f;
   Tensor tensor(DType::Float32, &element, {1});
+  et_ops_tensor* const tensors[] = {tensor.raw()};
   for (std::size_t r = 0; r < manifest.record_count; ++r) {
     const et_ops_kernel_record& record = manifest.records[r];
     const std::vector<SchemaArgument> arguments = schema_arguments(record.schema);
@@ -63,7 +66,7 @@ inline void check_every_kernel_counts_and_names_its_arguments(const et_ops_manif
     // kernel names that one.
     for (std::size_t i = 0; i < arguments.size(); ++i) {
       std::vector<et_ops_value> values;
-      for (const SchemaArgument& a : arguments) values.push_back(value_of_kind(a.type, tensor, list));
+      for (const SchemaArgument& a : arguments) values.push_back(value_of_kind(a.type, tensor, tensors, list));
       values[i] = arguments[i].type == "bool" ? int_list_value(list, 1) : bool_value(true);
       const std::string message(call_kernel(record.fn, values).message());
       CHECK_THAT(message, Catch::StartsWith(std::string(record.op) + ": argument " + std::to_string(i) + " ('" +

@@ -1,5 +1,6 @@
-// aten::add.out and aten::mul.out: hand-computed results, broadcasting,
-// integer wrap-around, layouts, aliasing, zero sizes and every error.
+// aten::add, sub, mul and div with tensor and Scalar operands: hand-computed
+// results, broadcasting, integer wrap-around, the conversion of Scalars,
+// layouts, aliasing, zero sizes and every error.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 
 using et_ops::DType;
 using et_ops::KernelContext;
+using et_ops::kernels::portable::Scalar;
 using et_ops::test::bits_of;
 using et_ops::test::Owned;
 namespace portable = et_ops::kernels::portable;
@@ -298,5 +300,149 @@ TEST_CASE("add and mul: errors name the argument and the value", "[portable][add
       CHECK_FALSE(portable::mul_out(ctx, a, b, out));
       CHECK_ERROR(ctx, "other has an invalid dtype code 99");
     }
+  }
+}
+
+TEST_CASE("sub: self - alpha * other, broadcasting and wrap-around", "[portable][sub]") {
+  KernelContext ctx;
+  SECTION("float32 with a bias row") {
+    Owned<float> a({2, 3}, {1, 2, 3, 4, 5, 6});
+    Owned<float> bias({3}, {0.5f, -1, 10});
+    Owned<float> out({2, 3}, Owned<float>::filled({2, 3}, 0));
+    REQUIRE(portable::sub_out(ctx, a, bias, 1, out));
+    CHECK(out.logical() == std::vector<float>{0.5f, 3, -7, 3.5f, 6, -4});
+    REQUIRE(portable::sub_out(ctx, a, bias, 2, out));
+    CHECK(out.logical() == std::vector<float>{0, 4, -17, 3, 7, -14});
+  }
+  SECTION("x - x is +0.0, and inf - inf is NaN") {
+    const float inf = std::numeric_limits<float>::infinity();
+    Owned<float> a({3}, {-0.0f, 2, inf});
+    Owned<float> out({3}, {9, 9, 9});
+    REQUIRE(portable::sub_out(ctx, a, a, 1, out));
+    CHECK(bits_of(out.values[0]) == bits_of(0.0f));
+    CHECK(out.values[1] == 0);
+    CHECK(std::isnan(out.values[2]));
+  }
+  SECTION("uint8 wraps; alpha 1 is -alpha = 255") {
+    Owned<uint8_t> a({2}, {5, 200});
+    Owned<uint8_t> b({2}, {7, 100});
+    Owned<uint8_t> out({2}, {0, 0});
+    REQUIRE(portable::sub_out(ctx, a, b, 1, out));
+    CHECK(out.values == std::vector<uint8_t>{254, 100});
+  }
+  SECTION("int8: alpha 128 negates to -128, which fits") {
+    Owned<int8_t> a({1}, {5});
+    Owned<int8_t> b({1}, {1});
+    Owned<int8_t> out({1}, {0});
+    REQUIRE(portable::sub_out(ctx, a, b, 128, out));
+    CHECK(out.values[0] == -123);
+  }
+  SECTION("int64: the most negative alpha negates to itself, as aten") {
+    Owned<int64_t> a({1}, {5});
+    Owned<int64_t> b({1}, {1});
+    Owned<int64_t> out({1}, {0});
+    REQUIRE(portable::sub_out(ctx, a, b, std::numeric_limits<int64_t>::min(), out));
+    CHECK(out.values[0] == std::numeric_limits<int64_t>::min() + 5);
+  }
+}
+
+TEST_CASE("Scalar operands: converted as aten converts a wrapped number", "[portable][add][sub][mul][div]") {
+  KernelContext ctx;
+  SECTION("float32: the operand rounds to float32, one beyond its range is infinite") {
+    Owned<float> x({3}, {1, -2, 0.5f});
+    Owned<float> out({3}, {0, 0, 0});
+    REQUIRE(portable::add_scalar_out(ctx, x, 0.1, 1, out));
+    CHECK(out.values == std::vector<float>{1 + 0.1f, -2 + 0.1f, 0.5f + 0.1f});
+    REQUIRE(portable::mul_scalar_out(ctx, x, 1e300, out));
+    CHECK(out.values[0] == std::numeric_limits<float>::infinity());
+    REQUIRE(portable::div_scalar_out(ctx, x, 1e300, out));
+    CHECK(out.values[0] == 0);
+    REQUIRE(portable::sub_scalar_out(ctx, x, 3, 2, out));
+    CHECK(out.values == std::vector<float>{-5, -8, -5.5f});
+    REQUIRE(portable::div_scalar_out(ctx, x, 3, out));
+    CHECK(out.values == std::vector<float>{1 / 3.0f, -2 / 3.0f, 0.5f / 3.0f});
+  }
+  SECTION("integers: an operand beyond the dtype wraps; alpha is checked") {
+    Owned<int8_t> x({3}, {1, 2, 3});
+    Owned<int8_t> out({3}, {0, 0, 0});
+    REQUIRE(portable::add_scalar_out(ctx, x, 300, 1, out));
+    CHECK(out.values == std::vector<int8_t>{45, 46, 47});
+    REQUIRE(portable::mul_scalar_out(ctx, x, 300, out));
+    CHECK(out.values == std::vector<int8_t>{44, 88, -124});
+    REQUIRE(portable::sub_scalar_out(ctx, x, -129, 1, out));  // -129 wraps to 127
+    CHECK(out.values == std::vector<int8_t>{-126, -125, -124});
+    CHECK_FALSE(portable::add_scalar_out(ctx, x, 1, 300, out));
+    CHECK_ERROR(ctx, "aten::add.Scalar_out", "alpha = 300 cannot be converted to int8 without overflow");
+  }
+  SECTION("uint8 with a huge operand") {
+    Owned<uint8_t> x({1}, {5});
+    Owned<uint8_t> out({1}, {0});
+    REQUIRE(portable::add_scalar_out(ctx, x, int64_t{(int64_t{1} << 40) + 3}, 1, out));
+    CHECK(out.values[0] == 8);
+  }
+  SECTION("in place, and a 0-dim self") {
+    Owned<double> x({2}, {1.5, -4});
+    REQUIRE(portable::mul_scalar_out(ctx, x, -2, x));
+    CHECK(x.values == std::vector<double>{-3, 8});
+    Owned<int32_t> scalar({}, {7});
+    Owned<int32_t> scalar_out({}, {0});
+    REQUIRE(portable::sub_scalar_out(ctx, scalar, 10, 1, scalar_out));
+    CHECK(scalar_out.values[0] == -3);
+  }
+}
+
+TEST_CASE("div: true division of floats, IEEE special cases", "[portable][div]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  Owned<float> a({2, 3}, {1, -1, 0, 6, 1, -0.0f});
+  Owned<float> b({3}, {0, 0, 0});
+  Owned<float> out({2, 3}, Owned<float>::filled({2, 3}, 9));
+  KernelContext ctx;
+  REQUIRE(portable::div_out(ctx, a, b, out));
+  CHECK(out.values[0] == inf);
+  CHECK(out.values[1] == -inf);
+  CHECK(std::isnan(out.values[2]));
+  Owned<float> c({3}, {3, 0.5f, -inf});
+  REQUIRE(portable::div_out(ctx, a, c, out));
+  CHECK(bits_of(out.logical()) == bits_of(std::vector<float>{1 / 3.0f, -2, -0.0f, 2, 2, 0.0f}));
+}
+
+TEST_CASE("sub, Scalar overloads and div: errors", "[portable][sub][div][errors]") {
+  Owned<float> a({2, 3}, Owned<float>::filled({2, 3}, 1));
+  Owned<float> out({2, 3}, Owned<float>::filled({2, 3}, 0));
+  Owned<int32_t> ints({2}, {1, 2});
+  Owned<int32_t> int_out({2}, {0, 0});
+  KernelContext ctx;
+  SECTION("div refuses integers: the result would be floating point") {
+    CHECK_FALSE(portable::div_out(ctx, ints, ints, int_out));
+    CHECK_ERROR(ctx, "aten::div.out", "self has dtype int32, which is not supported; expected one of float32, float64");
+    ctx.reset();
+    CHECK_FALSE(portable::div_scalar_out(ctx, ints, 2, int_out));
+    CHECK_ERROR(ctx, "aten::div.Scalar_out", "self has dtype int32");
+  }
+  SECTION("a floating operand for an integral self") {
+    CHECK_FALSE(portable::mul_scalar_out(ctx, ints, 2.5, int_out));
+    CHECK_ERROR(ctx, "aten::mul.Scalar_out", "other = 2.5 is a floating point number", "dtypes are not promoted");
+    CHECK(int_out.values == std::vector<int32_t>{0, 0});
+  }
+  SECTION("sub checks the negated alpha") {
+    Owned<int8_t> i({1}, {1});
+    Owned<int8_t> i_out({1}, {0});
+    CHECK_FALSE(portable::sub_out(ctx, i, i, -128, i_out));
+    CHECK_ERROR(ctx, "aten::sub.out", "-alpha = 128 cannot be converted to int8 without overflow");
+  }
+  SECTION("the Scalar overloads: out of another shape or dtype") {
+    Owned<float> wrong({3}, {0, 0, 0});
+    CHECK_FALSE(portable::add_scalar_out(ctx, a, 1, 1, wrong));
+    CHECK_ERROR(ctx, "aten::add.Scalar_out", "out has shape [3], expected [2, 3] (the shape of self)");
+    ctx.reset();
+    Owned<double> wide({2, 3}, Owned<double>::filled({2, 3}, 0));
+    CHECK_FALSE(portable::sub_scalar_out(ctx, a, 1, 1, wide));
+    CHECK_ERROR(ctx, "aten::sub.Scalar_out", "out has dtype float64, expected float32");
+  }
+  SECTION("bool is refused, as aten refuses bool subtraction") {
+    Owned<uint8_t> b({2}, {0, 1});
+    b.retype(DType::Bool);
+    CHECK_FALSE(portable::sub_out(ctx, b, b, 1, b));
+    CHECK_ERROR(ctx, "aten::sub.out", "self has dtype bool, which is not supported");
   }
 }

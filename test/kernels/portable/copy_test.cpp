@@ -1,9 +1,11 @@
-// aten::view_copy.out and aten::permute_copy.out: every dtype's bytes,
-// -1 inference, logical order across layouts, zero sizes and errors.
+// aten::view_copy.out, aten::permute_copy.out and
+// aten::slice_copy.Tensor_out: every dtype's bytes, -1 inference, slice
+// bounds, logical order across layouts, zero sizes and errors.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "et_ops/kernels/portable.h"
@@ -11,6 +13,7 @@
 
 using et_ops::DType;
 using et_ops::KernelContext;
+using et_ops::TensorRef;
 using et_ops::test::iota_values;
 using et_ops::test::Owned;
 namespace portable = et_ops::kernels::portable;
@@ -237,5 +240,93 @@ TEST_CASE("permute_copy: errors", "[portable][permute_copy][errors]") {
     CHECK_FALSE(portable::permute_copy_out(ctx, x, Sizes{1, 0}, same));
     CHECK_ERROR(ctx, "out overlaps self in memory");
     CHECK(x.values == std::vector<float>{1, 2, 3, 4, 5, 6});
+  }
+}
+
+// ---- slice_copy ----
+
+namespace {
+
+bool slice(KernelContext& ctx, TensorRef self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+           int64_t step, TensorRef out) {
+  return portable::slice_copy_out(ctx, self, dim, start, end, step, out);
+}
+
+}  // namespace
+
+TEST_CASE("slice_copy: Python slice semantics along one dimension", "[portable][slice_copy]") {
+  KernelContext ctx;
+  Owned<int32_t> x({2, 6}, {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15});
+  SECTION("start:end:step") {
+    Owned<int32_t> out({2, 2}, {0, 0, 0, 0});
+    REQUIRE(slice(ctx, x, 1, 1, 5, 2, out));
+    CHECK(out.logical() == std::vector<int32_t>{1, 3, 11, 13});
+  }
+  SECTION("none means the ends; negative values count from the end") {
+    Owned<int32_t> out({2, 2}, {0, 0, 0, 0});
+    REQUIRE(slice(ctx, x, -1, -2, std::nullopt, 1, out));
+    CHECK(out.logical() == std::vector<int32_t>{4, 5, 14, 15});
+    Owned<int32_t> all({2, 6}, Owned<int32_t>::filled({2, 6}, 0));
+    REQUIRE(slice(ctx, x, 1, std::nullopt, std::nullopt, 1, all));
+    CHECK(all.logical() == x.logical());
+  }
+  SECTION("bounds beyond the size are clamped; an end before the start keeps nothing") {
+    Owned<int32_t> out({2, 3}, Owned<int32_t>::filled({2, 3}, 0));
+    REQUIRE(slice(ctx, x, 1, -100, 100, 2, out));
+    CHECK(out.logical() == std::vector<int32_t>{0, 2, 4, 10, 12, 14});
+    Owned<int32_t> empty({2, 0}, {});
+    REQUIRE(slice(ctx, x, 1, 4, 2, 1, empty));
+    REQUIRE(slice(ctx, x, 1, std::numeric_limits<int64_t>::max(), std::nullopt, 1, empty));
+  }
+  SECTION("chunk of the first dimension, from a column-major self") {
+    Owned<int32_t> column_major({2, 6}, x.logical(), {1, 0});
+    Owned<int32_t> out({1, 6}, Owned<int32_t>::filled({1, 6}, 0));
+    REQUIRE(slice(ctx, column_major, 0, 1, 2, 1, out));
+    CHECK(out.logical() == std::vector<int32_t>{10, 11, 12, 13, 14, 15});
+  }
+  SECTION("a huge step keeps the first element") {
+    Owned<int32_t> out({2, 1}, {0, 0});
+    REQUIRE(slice(ctx, x, 1, 2, std::nullopt, std::numeric_limits<int64_t>::max(), out));
+    CHECK(out.logical() == std::vector<int32_t>{2, 12});
+  }
+  SECTION("channels: x[:, 1:3] of a channels-last NCHW tensor") {
+    std::vector<float> values(2 * 4 * 2 * 2);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+    Owned<float> nchw({2, 4, 2, 2}, values, {0, 2, 3, 1});
+    Owned<float> out({2, 2, 2, 2}, Owned<float>::filled({2, 2, 2, 2}, 0));
+    REQUIRE(slice(ctx, nchw, 1, 1, 3, 1, out));
+    CHECK(out.logical() == std::vector<float>{4, 5, 6, 7, 8, 9, 10, 11, 20, 21, 22, 23, 24, 25, 26, 27});
+  }
+}
+
+TEST_CASE("slice_copy: errors", "[portable][slice_copy][errors]") {
+  KernelContext ctx;
+  Owned<float> x({2, 6}, Owned<float>::filled({2, 6}, 1));
+  Owned<float> out({2, 3}, Owned<float>::filled({2, 3}, 0));
+  SECTION("a step that is not positive") {
+    CHECK_FALSE(slice(ctx, x, 1, 0, 6, 0, out));
+    CHECK_ERROR(ctx, "aten::slice_copy.Tensor_out", "step = 0 must be positive");
+  }
+  SECTION("a dim out of range, a 0-dim self") {
+    CHECK_FALSE(slice(ctx, x, 2, 0, 3, 1, out));
+    CHECK_ERROR(ctx, "dim = 2 is out of range for a 2-D tensor");
+    ctx.reset();
+    Owned<float> scalar({}, {1});
+    CHECK_FALSE(slice(ctx, scalar, 0, 0, 1, 1, scalar));
+    CHECK_ERROR(ctx, "self is 0-dim");
+  }
+  SECTION("out of another shape or dtype, or overlapping self") {
+    CHECK_FALSE(slice(ctx, x, 1, 0, 4, 1, out));
+    CHECK_ERROR(ctx, "out has shape [2, 3], expected [2, 4] (self's shape with the sliced length)");
+    ctx.reset();
+    Owned<int32_t> ints({2, 3}, Owned<int32_t>::filled({2, 3}, 0));
+    CHECK_FALSE(slice(ctx, x, 1, 0, 3, 1, ints));
+    CHECK_ERROR(ctx, "out has dtype int32, expected float32");
+    ctx.reset();
+    std::vector<float> buffer(12, 1.0f);
+    et_ops::Tensor self(DType::Float32, buffer.data(), {12});
+    et_ops::Tensor aliased(DType::Float32, buffer.data() + 6, {6});
+    CHECK_FALSE(slice(ctx, self, 0, 0, 6, 1, aliased));
+    CHECK_ERROR(ctx, "out overlaps self in memory");
   }
 }

@@ -1,13 +1,17 @@
 // aten::_softmax.out: values, dims, stability at large inputs, NaN and
-// -inf rows, layouts, in place, zero sizes and every error.
+// -inf rows, layouts, in place, zero sizes, every error, and the same bits
+// on every SIMD target.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "et_ops/kernels/portable.h"
+#include "simd_targets.h"
 #include "test_util.h"
 
 using et_ops::DType;
@@ -134,5 +138,34 @@ TEST_CASE("softmax: errors", "[portable][softmax][errors]") {
     et_ops::Tensor shifted(DType::Float32, buffer.data() + 1, {2, 3});
     CHECK_FALSE(portable::softmax_out(ctx, self, 1, false, shifted));
     CHECK_ERROR(ctx, "out overlaps self in memory without being the very same tensor");
+  }
+}
+
+TEST_CASE("softmax: the library's own exp, summed in index order: the contract's bits on every SIMD target",
+          "[portable][softmax][simd]") {
+  // Rows past the buffer chunk (256) and of every tail length.
+  std::mt19937_64 rng(17);
+  const std::vector<int64_t> lengths = {1, 2, 3, 5, 8, 17, 33, 255, 256, 257, 700};
+  for (int64_t length : lengths) {
+    INFO("length " << length);
+    std::vector<float> values = et_ops::test::random_floats(rng, length);
+    for (float& v : values) v *= 8;
+    // The definition, written out: e_i = exp(x_i - max) correctly rounded
+    // (from long double), the sum in index order in float32, then e_i / sum.
+    const float max = *std::max_element(values.begin(), values.end());
+    std::vector<float> want(values.size());
+    float sum = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      want[i] = static_cast<float>(std::exp(static_cast<long double>(values[i] - max)));
+      sum += want[i];
+    }
+    for (float& v : want) v /= sum;
+    et_ops::test::for_each_simd_target([&] {
+      Owned<float> x({length}, values);
+      Owned<float> out({length}, Owned<float>::filled({length}, 0));
+      KernelContext ctx;
+      REQUIRE(portable::softmax_out(ctx, x, 0, false, out));
+      CHECK(bits_of(out.values) == bits_of(want));
+    });
   }
 }

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -96,6 +97,18 @@ std::vector<uint64_t> bits_of(const std::vector<T>& values) {
   std::vector<uint64_t> out;
   for (T v : values) out.push_back(bits_of(v));
   return out;
+}
+
+// The index of the first element whose bits differ, any NaN matching any
+// NaN (kernels do not specify NaN payloads); -1 when all match, 0 when the
+// sizes differ.
+inline int64_t first_difference(const std::vector<float>& got, const std::vector<float>& expected) {
+  if (got.size() != expected.size()) return 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(got[i]) && std::isnan(expected[i])) continue;
+    if (bits_of(got[i]) != bits_of(expected[i])) return static_cast<int64_t>(i);
+  }
+  return -1;
 }
 
 inline std::mt19937_64 seeded_rng(uint64_t seed) { return std::mt19937_64(seed); }

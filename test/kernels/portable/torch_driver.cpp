@@ -9,6 +9,7 @@
 //   {"tensor": {"dtype": "float32", "sizes": [2, 3], "dim_order": [0, 1],
 //               "input": "a.bin" | "output": "out.bin"}}
 //   {"int": 1}  {"double": 0.5}  {"bool": true}  {"int_list": [1, 2]}  {"none": null}
+//   {"scalar_type": "float32"}  {"tensor_list": [{"dtype": ..., "input": ...}, ...]}
 // Files are relative to the request's directory and hold the elements in
 // memory order (little-endian). Input tensors are read from "input";
 // output tensors start filled with 0xA5 bytes and are written to "output"
@@ -52,6 +53,7 @@ struct CallStorage {
   std::deque<std::vector<uint64_t>> buffers;  // uint64_t: 8-byte aligned elements
   std::deque<et_ops::Tensor> tensors;
   std::deque<std::vector<int64_t>> lists;
+  std::deque<std::vector<et_ops_tensor*>> tensor_lists;
   std::vector<std::pair<std::string, et_ops::Tensor*>> outputs;
 };
 
@@ -83,6 +85,16 @@ et_ops_value value_arg(const json& spec, const std::string& directory, CallStora
   if (spec.contains("double")) return et_ops::double_value(spec.at("double").get<double>());
   if (spec.contains("bool")) return et_ops::bool_value(spec.at("bool").get<bool>());
   if (spec.contains("none")) return et_ops::none_value();
+  if (spec.contains("scalar_type")) {
+    const auto dtype = et_ops::parse_dtype(spec.at("scalar_type").get<std::string>());
+    if (!dtype) throw std::runtime_error(fmt::format("unknown scalar type {}", spec.at("scalar_type").dump()));
+    return et_ops::scalar_type_value(*dtype);
+  }
+  if (spec.contains("tensor_list")) {
+    auto& list = storage.tensor_lists.emplace_back();
+    for (const json& element : spec.at("tensor_list")) list.push_back(tensor_arg(element, directory, storage).u.tensor);
+    return et_ops::tensor_list_value(list.data(), static_cast<int64_t>(list.size()));
+  }
   if (spec.contains("int_list")) {
     const auto& list = storage.lists.emplace_back(spec.at("int_list").get<std::vector<int64_t>>());
     return et_ops::int_list_value(list.data(), static_cast<int64_t>(list.size()));

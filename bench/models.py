@@ -1,0 +1,139 @@
+"""End-to-end latency of real models: et_ops beside PyTorch, measured in one run.
+
+    PYTHONPATH=build/src/python /usr/bin/python3 bench/models.py [--models resnet18,mobilenet_v2]
+        [--size 224] [--runs 10] [--json FILE]
+
+For each architecture (torchvision's, with random weights and batch norm
+conditioned as training would, test/python/export_contract.py; or the
+exporter's built-in MLP), one thread:
+
+- PyTorch eager float32;
+- PyTorch 1.13's quantized model (convert_fx) on each of its quantized
+  engines this build has (onednn, qnnpack), with that engine's default
+  qconfig mapping;
+- the et_ops program exported from PyTorch's reference quantized model
+  (et_ops.export.quantize with the qnnpack mapping, then export), run
+  through the Python module.
+
+Each time is the median of --runs runs after two warm-up runs. Also printed:
+each quantized model's distance from its reference quantized model on the
+example input, in output quantization steps.
+"""
+
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torchvision
+from torch.ao.quantization import get_default_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "python"))
+import export_contract  # noqa: E402  (test/python/export_contract.py)
+
+import et_ops  # noqa: E402
+import et_ops.export as ex  # noqa: E402
+import et_ops.models  # noqa: E402
+
+# name -> (factory, input shape; None: 3 channels of --size x --size)
+ARCHITECTURES = {
+    "resnet18": (lambda: torchvision.models.quantization.resnet18(weights=None, quantize=False), None),
+    "mobilenet_v2": (lambda: torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False), None),
+    "mlp": (et_ops.models.MLP, (4, 16)),  # the exporter's built-in example
+}
+DEFAULT_MODELS = "resnet18,mobilenet_v2"
+ENGINES = [e for e in ("onednn", "qnnpack") if e in torch.backends.quantized.supported_engines]
+CALIBRATION_BATCHES = 4
+
+
+def median_ms(run, runs):
+    for _ in range(2):
+        run()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def normal(shape, seed):
+    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape, dtype=np.float32))
+
+
+def pytorch_quantized(model, engine, x, calibration):
+    """PyTorch's own quantized model (convert_fx) on `engine`."""
+    torch.backends.quantized.engine = engine
+    mapping = get_default_qconfig_mapping(engine)
+    prepared = prepare_fx(copy.deepcopy(model), mapping, (x,))
+    with torch.no_grad():
+        for batch in calibration:
+            prepared(batch)
+    return convert_fx(copy.deepcopy(prepared))
+
+
+def measure(name, size, runs, workdir):
+    factory, shape = ARCHITECTURES[name]
+    shape = shape or (1, 3, size, size)
+    torch.manual_seed(0)
+    model = export_contract.condition(factory(), shape)
+    x = normal(shape, 0)
+    calibration = [normal(shape, 1 + i) for i in range(CALIBRATION_BATCHES)]
+    rows = []
+    with torch.no_grad():
+        rows.append(("PyTorch eager float32", median_ms(lambda: model(x), runs), None))
+        reference = ex.quantize(model, (x,), calibration)
+        reference_output = reference(x).numpy()
+        program = ex.export(reference, (x,), name=name)
+        step = program.quantization["outputs"][0]["scale"]
+        for engine in ENGINES:
+            quantized = pytorch_quantized(model, engine, x, calibration)
+            output = quantized(x).numpy()
+            engine_reference = ex.quantize(model, (x,), calibration, get_default_qconfig_mapping(engine))
+            engine_step = ex.export(engine_reference, (x,)).quantization["outputs"][0]["scale"]
+            rows.append((f"PyTorch quantized, {engine}", median_ms(lambda: quantized(x), runs),
+                         export_contract.distance(output, engine_reference(x).numpy(), engine_step)))
+    path = os.path.join(workdir, name + ".etp")
+    program.save(path)
+    loaded = et_ops.load(path)
+    inputs = [x.numpy()]
+    (output,) = loaded.run(inputs)
+    rows.append(("et_ops (portable + quantized kernels)", median_ms(lambda: loaded.run(inputs), runs),
+                 export_contract.distance(output, reference_output, step)))
+    return {"model": name, "input": list(shape), "program_bytes": len(program.to_bytes()),
+            "rows": [{"what": what, "ms": ms, "distance": None if d is None else str(d)} for what, ms, d in rows]}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default=DEFAULT_MODELS, help=f"from {', '.join(ARCHITECTURES)}")
+    parser.add_argument("--size", type=int, default=224, help="image size of the torchvision models")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    results = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for name in args.models.split(","):
+            result = measure(name, args.size, args.runs, workdir)
+            results.append(result)
+            eager = result["rows"][0]["ms"]
+            print(f"\n{name}, input {result['input']}, one thread; program {result['program_bytes']} bytes")
+            print(f"  {'':40} {'ms':>9} {'vs eager':>9}  distance from its reference model")
+            for row in result["rows"]:
+                print(f"  {row['what']:40} {row['ms']:9.2f} {eager / row['ms']:8.2f}x  {row['distance'] or ''}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+// The vectorised activation loops (see activation_simd.h), compiled once per
+// Highway target and dispatched at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "activation_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <type_traits>
+
+#include "activation_simd.h"
+#include "vector_math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace et_ops::kernels::portable::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// out[i] = f(d, in[i..]) in whole vectors of `d`, then single lanes, so the
+// tail performs the very same operations without touching memory past n.
+template <typename T, class D, class F>
+HWY_INLINE void MapLanes(D d, const T* in, T* out, std::size_t n, const F& f) {
+  const hn::CappedTag<T, 1> d1;
+  const std::size_t lanes = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(f(d, hn::LoadU(d, in + i)), d, out + i);
+  for (; i < n; ++i) hn::StoreU(f(d1, hn::LoadU(d1, in + i)), d1, out + i);
+}
+
+// math(dd, x) evaluated in binary64 lanes and returned as lanes of d's type
+// (float32 lanes are widened exactly and the result rounded once).
+template <class D, class Math>
+HWY_INLINE hn::VFromD<D> InBinary64(D d, hn::VFromD<D> x, const Math& math) {
+  if constexpr (std::is_same_v<hn::TFromD<D>, double>) {
+    return math(d, x);
+  } else {
+    const hn::Rebind<double, D> dd;
+    return DemoteToFloat(d, math(dd, hn::PromoteTo(dd, x)));
+  }
+}
+
+// min(max(x + 3, 0), 6) as PyTorch writes it: NaN passes through.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ReluSixOfXPlusThree(D d, V x) {
+  using T = hn::TFromD<D>;
+  const V zero = hn::Zero(d);
+  const V six = hn::Set(d, T(6));
+  V t = hn::Add(x, hn::Set(d, T(3)));
+  t = hn::IfThenElse(hn::Lt(t, zero), zero, t);
+  return hn::IfThenElse(hn::Lt(six, t), six, t);
+}
+
+template <typename T>
+void ApplyTyped(Unary op, const T* in, T* out, std::size_t n, const UnaryParams& params) {
+  // Lanes computed in binary64 come as many per vector as a binary64 vector holds.
+  const hn::Rebind<T, hn::ScalableTag<double>> d_wide;
+  const hn::ScalableTag<T> d;
+  const auto exp = [](auto dd, auto v) { return Exp(dd, v); };
+  switch (op) {
+    case Unary::Exp:
+      return MapLanes(d_wide, in, out, n, [&](auto dt, auto x) { return InBinary64(dt, x, exp); });
+    case Unary::Sigmoid:
+      return MapLanes(d_wide, in, out, n, [&](auto dt, auto x) {
+        const auto one = hn::Set(dt, T(1));
+        return hn::Div(one, hn::Add(one, InBinary64(dt, hn::Neg(x), exp)));
+      });
+    case Unary::Tanh:
+      return MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
+        return InBinary64(dt, x, [](auto dd, auto v) { return Tanh(dd, v); });
+      });
+    case Unary::Hardswish:
+      return MapLanes(d, in, out, n, [](auto dt, auto x) {
+        return hn::Div(hn::Mul(x, ReluSixOfXPlusThree(dt, x)), hn::Set(dt, T(6)));
+      });
+    case Unary::Hardsigmoid:
+      return MapLanes(d, in, out, n,
+                      [](auto dt, auto x) { return hn::Div(ReluSixOfXPlusThree(dt, x), hn::Set(dt, T(6))); });
+    case Unary::LeakyRelu: {
+      const auto slope = static_cast<T>(params.slope);
+      return MapLanes(d, in, out, n, [slope](auto dt, auto x) {
+        return hn::IfThenElse(hn::Gt(x, hn::Zero(dt)), x, hn::Mul(x, hn::Set(dt, slope)));
+      });
+    }
+    case Unary::Clamp: {
+      const auto lo = static_cast<T>(params.lo);
+      const auto hi = static_cast<T>(params.hi);
+      const bool has_lo = params.has_lo;
+      const bool has_hi = params.has_hi;
+      return MapLanes(d, in, out, n, [=](auto dt, auto x) {
+        if (has_lo) x = hn::IfThenElse(hn::Lt(x, hn::Set(dt, lo)), hn::Set(dt, lo), x);
+        if (has_hi) x = hn::IfThenElse(hn::Lt(hn::Set(dt, hi), x), hn::Set(dt, hi), x);
+        return x;
+      });
+    }
+  }
+}
+
+void ApplyF32(Unary op, const float* in, float* out, std::size_t n, const UnaryParams& params) {
+  ApplyTyped(op, in, out, n, params);
+}
+
+void ApplyF64(Unary op, const double* in, double* out, std::size_t n, const UnaryParams& params) {
+  ApplyTyped(op, in, out, n, params);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace et_ops::kernels::portable::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace et_ops::kernels::portable::simd {
+
+HWY_EXPORT(ApplyF32);
+HWY_EXPORT(ApplyF64);
+
+void apply(Unary op, const float* in, float* out, std::size_t n, const UnaryParams& params) {
+  HWY_DYNAMIC_DISPATCH(ApplyF32)(op, in, out, n, params);
+}
+
+void apply(Unary op, const double* in, double* out, std::size_t n, const UnaryParams& params) {
+  HWY_DYNAMIC_DISPATCH(ApplyF64)(op, in, out, n, params);
+}
+
+}  // namespace et_ops::kernels::portable::simd
+#endif  // HWY_ONCE
