@@ -5,8 +5,8 @@
 // Registering pays for every byte it keeps (a fresh page costs more than
 // reading a record), so a record is 32 bytes of offsets into its block, and
 // the text is stored once: a schema that starts with its operator's name
-// keeps only the rest (the tail), and records whose tails are equal (the
-// .out overloads of one family) share one copy and one summary.
+// keeps only the rest (the tail), and consecutive records whose tails are
+// equal (the .out overloads of one family) share one copy and one summary.
 #ifndef ET_OPS_SRC_REGISTRY_BATCH_H
 #define ET_OPS_SRC_REGISTRY_BATCH_H
 
