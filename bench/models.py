@@ -1,7 +1,7 @@
 """End-to-end latency of real models: et_ops beside PyTorch, measured in one run.
 
     PYTHONPATH=build/src/python /usr/bin/python3 bench/models.py [--models resnet18,mobilenet_v2]
-        [--size 224] [--runs 10] [--json FILE]
+        [--size 224] [--runs 10] [--json FILE] [--chart FILE.png] [--isa=native|avx2]
 
 For each architecture (torchvision's, with random weights and batch norm
 conditioned as training would, test/python/export_contract.py; or the
@@ -13,19 +13,30 @@ exporter's built-in MLP), one thread:
   qconfig mapping;
 - the et_ops program exported from PyTorch's reference quantized model
   (et_ops.export.quantize with the qnnpack mapping, then export), run
-  through the Python module.
+  through the Python module: for the reference backend (portable and
+  quantized kernel sets), and for the xnnpack backend (the int8 kernel set)
+  on one thread and on two (`program.run(inputs, threads=2)`).
+
+--chart draws the latencies as a bar chart (python3-matplotlib);
+docs/performance.png is made this way.
 
 Each time is the median of --runs runs after two warm-up runs. Also printed:
 each quantized model's distance from its reference quantized model on the
 example input, in output quantization steps.
 """
 
+import os
+import sys
+
+# --isa=avx2 measures what an AVX2 machine (no AVX-512) gets: PyTorch's
+# oneDNN and aten kernels and XNNPACK capped to AVX2. Set before torch loads.
+if "--isa=avx2" in sys.argv:
+    os.environ.update(ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2", ET_OPS_XNNPACK_MAX_ISA="avx2")
+
 import argparse
 import copy
 import json
-import os
 import statistics
-import sys
 import tempfile
 import time
 
@@ -107,7 +118,20 @@ def measure(name, size, runs, workdir):
     (output,) = loaded.run(inputs)
     rows.append(("et_ops (portable + quantized kernels)", median_ms(lambda: loaded.run(inputs), runs),
                  export_contract.distance(output, reference_output, step)))
+    optimized = ex.export(reference, (x,), name=name, backend="xnnpack")
+    optimized_path = os.path.join(workdir, name + "_xnnpack.etp")
+    optimized.save(optimized_path)
+    fast = et_ops.load(optimized_path)
+    (fast_output,) = fast.run(inputs)
+    for threads in (1, 2):
+        (threaded_output,) = fast.run(inputs, threads=threads)
+        if not np.array_equal(threaded_output, fast_output):
+            raise SystemExit(f"{name}: the xnnpack program's output on {threads} threads differs from one thread's")
+        rows.append((f"et_ops xnnpack, {threads} thread{'s' if threads > 1 else ''}",
+                     median_ms(lambda: fast.run(inputs, threads=threads), runs),
+                     export_contract.distance(fast_output, reference_output, step)))
     return {"model": name, "input": list(shape), "program_bytes": len(program.to_bytes()),
+            "xnnpack_program_bytes": len(optimized.to_bytes()),
             "rows": [{"what": what, "ms": ms, "distance": None if d is None else str(d)} for what, ms, d in rows]}
 
 
@@ -117,6 +141,9 @@ def main():
     parser.add_argument("--size", type=int, default=224, help="image size of the torchvision models")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--chart", help="also draw the latencies to this PNG (python3-matplotlib)")
+    parser.add_argument("--isa", choices=("native", "avx2"), default="native",
+                        help="avx2: cap PyTorch (oneDNN, aten) and XNNPACK to AVX2, as on an AVX2-only machine")
     args = parser.parse_args()
     torch.set_num_threads(1)
     results = []
@@ -125,14 +152,47 @@ def main():
             result = measure(name, args.size, args.runs, workdir)
             results.append(result)
             eager = result["rows"][0]["ms"]
-            print(f"\n{name}, input {result['input']}, one thread; program {result['program_bytes']} bytes")
+            print(f"\n{name}, input {result['input']}; programs {result['program_bytes']} bytes (reference), "
+                  f"{result['xnnpack_program_bytes']} bytes (xnnpack)")
             print(f"  {'':40} {'ms':>9} {'vs eager':>9}  distance from its reference model")
             for row in result["rows"]:
                 print(f"  {row['what']:40} {row['ms']:9.2f} {eager / row['ms']:8.2f}x  {row['distance'] or ''}")
+            best = min((row for row in result["rows"] if row["what"].startswith("PyTorch quantized")),
+                       key=lambda row: row["ms"], default=None)
+            fast = next(row for row in result["rows"] if row["what"] == "et_ops xnnpack, 1 thread")
+            if best is not None:
+                print(f"  et_ops xnnpack on one thread is {best['ms'] / fast['ms']:.2f}x as fast as "
+                      f"{best['what']} (the fastest PyTorch quantized engine)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)
+    if args.chart:
+        draw_chart(results, args.chart)
     return 0
+
+
+def draw_chart(results, path):
+    """One group of bars per model: every row's latency, PyTorch's and et_ops'."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    whats = [row["what"] for row in results[0]["rows"]]
+    fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), 4.2), squeeze=False)
+    for axis, result in zip(axes[0], results):
+        times = [row["ms"] for row in result["rows"]]
+        colors = ["#999999" if w.startswith("PyTorch") else "#1f77b4" for w in whats]
+        bars = axis.barh(range(len(whats)), times, color=colors)
+        axis.set_yticks(range(len(whats)))
+        axis.set_yticklabels(whats, fontsize=8)
+        axis.invert_yaxis()
+        axis.set_xscale("log")
+        axis.set_xlabel("ms per run (batch 1, log scale)")
+        axis.set_title(f"{result['model']} {result['input'][2]}x{result['input'][3]}")
+        for bar, ms in zip(bars, times):
+            axis.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {ms:.1f}", va="center", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":

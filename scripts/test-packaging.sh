@@ -17,16 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
 work=$(mktemp -d /tmp/et_ops_packaging.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-step() { printf '\n=== %s\n' "$*"; }
-pass() { passed=$((passed + 1)); echo "ok: $*"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $*"; }
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
+. "$root/scripts/checks.sh"
 
 option() {  # the value of a Meson build option of $build
   meson introspect --buildoptions "$build" |
@@ -58,6 +49,33 @@ check "the Python module is installed" bash -c "find '$prefix' -name '_et_ops*.s
 check "et-kernels-quantized.pc requires et-ops" grep -q '^Requires:.*et-ops' "$prefix/$libdir/pkgconfig/et-kernels-quantized.pc"
 check "sonames are versioned" bash -c "readelf -d '$prefix/$libdir/libet_kernels_quantized.so.0' | grep -q 'SONAME.*libet_kernels_quantized.so.0'"
 
+step "the xnnpack kernel set: its own component"
+for f in "$libdir/libet_kernels_xnnpack.so.0" "$libdir/pkgconfig/et-kernels-xnnpack.pc" include/et_ops/kernels/xnnpack.h \
+         include/et_ops/profile.h; do
+  check "installed $f" test -e "$prefix/$f"
+done
+check "et-kernels-xnnpack.pc requires et-ops" grep -q '^Requires:.*et-ops' "$prefix/$libdir/pkgconfig/et-kernels-xnnpack.pc"
+check "pkg-config --libs et-kernels-xnnpack names the library" bash -c \
+  "PKG_CONFIG_PATH='$prefix/$libdir/pkgconfig' pkg-config --libs et-kernels-xnnpack | grep -q -- -let_kernels_xnnpack"
+mkdir -p "$work/cmake_xnnpack"
+cat > "$work/cmake_xnnpack/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.16)
+project(xnnpack_consumer CXX)
+find_package(et_ops REQUIRED COMPONENTS kernels_xnnpack)
+add_executable(xnnpack_consumer main.cpp)
+target_link_libraries(xnnpack_consumer PRIVATE et_ops::kernels_xnnpack)
+CMAKE
+cat > "$work/cmake_xnnpack/main.cpp" <<'CPP'
+#include <et_ops/kernels/xnnpack.h>
+#include <et_ops/registry.h>
+int main() { return et_ops::kernels::xnnpack::register_kernels().ok() && et_ops::has_operator("et_xnnpack::conv2d.out") ? 0 : 1; }
+CPP
+check "CMake component kernels_xnnpack configures" cmake -S "$work/cmake_xnnpack" -B "$work/cmake_xnnpack/build" \
+  -Det_ops_DIR="$prefix/$libdir/cmake/et_ops" -DCMAKE_BUILD_TYPE=Release
+check "CMake component kernels_xnnpack builds" cmake --build "$work/cmake_xnnpack/build"
+check "a CMake consumer registers the xnnpack kernels" env LD_LIBRARY_PATH="$prefix/$libdir" \
+  "$work/cmake_xnnpack/build/xnnpack_consumer"
+
 step "every installed header compiles on its own"
 while IFS= read -r header; do
   relative=${header#"$prefix/include/"}
@@ -67,7 +85,7 @@ done < <(find "$prefix/include/et_ops" -name '*.h' | sort)
 step "every exported function has a definition in the shipped libraries"
 /usr/bin/python3 "$root/scripts/check_api_definitions.py" "$prefix/include" "$work/api_addresses.cpp"
 check "exported API links" g++ -std=c++17 -I"$prefix/include" "$work/api_addresses.cpp" -o "$work/api_addresses" \
-  -L"$prefix/$libdir" -let_kernels_quantized -let_kernels_portable -let_ops -Wl,--no-as-needed
+  -L"$prefix/$libdir" -let_kernels_quantized -let_kernels_portable -let_kernels_xnnpack -let_ops -Wl,--no-as-needed
 
 export LD_LIBRARY_PATH=$prefix/$libdir
 step "ownership table of the shipped kernel libraries"
@@ -285,5 +303,4 @@ et_ops.set_duplicate_policy('fatal')
 et_ops.load_library('$original')
 et_ops.load_library('$byte_copy')\" 2>&1); [ \$? -eq 134 ] && grep -q '^Re-registering acme::' <<<\"\$out\""
 
-printf '\npackaging: %d passed, %d failed\n' "$passed" "$failed"
-[ "$failed" -eq 0 ]
+summary packaging

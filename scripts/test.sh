@@ -18,6 +18,9 @@ ninja -C "$build"
 meson test -C "$build" --print-errorlogs --num-processes 2
 # Install the build and consume it three ways (pkg-config, Meson, CMake).
 scripts/test-packaging.sh "$build"
+# Build the Python wheel, install it into a fresh virtual environment and
+# build C++ consumers and an embedded-Python host against its SDK.
+scripts/test-wheel.sh
 # The sanitizer builds and the fuzz smoke test (docs/hardening.md).
 scripts/test-sanitizers.sh
 scripts/fuzz-smoke.sh

@@ -53,10 +53,11 @@ std::filesystem::path runtime_directory() {
 }
 
 // Installed, the kernel libraries sit beside libet_ops.so; in a build tree
-// they sit in src/kernels/ below it.
+// they sit in src/kernels/ below it. The soname comes first: in a wheel the
+// unversioned name is a linker script, not a library.
 std::string find_shipped_library(const std::filesystem::path& directory, const ComponentInfo& component) {
   for (const std::filesystem::path& candidate :
-       {directory / component.library, directory / (component.library + "." ET_OPS_SO_VERSION),
+       {directory / (component.library + "." ET_OPS_SO_VERSION), directory / component.library,
         directory / "kernels" / component.library})
     if (std::filesystem::exists(candidate)) return candidate.string();
   return (directory / component.library).string();  // reported as missing

@@ -1,13 +1,16 @@
 // et-ops run PROGRAM.etp [--input FILE.npy]... [--output-dir DIR]
-//   [--kernels LIST] [--policy P] [--repeat N] [--load-library PATH]...
+//   [--kernels LIST] [--policy P] [--repeat N] [--threads N] [--profile FILE.json]
+//   [--load-library PATH]...
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include "commands.h"
 #include "et_ops/npy.h"
+#include "et_ops/profile.h"
 #include "et_ops/program.h"
 #include "exit_codes.h"
 #include "kernel_sets.h"
@@ -31,13 +34,14 @@ std::string duration_text(double milliseconds) {
 ArgumentSpec run_spec() {
   ArgumentSpec spec;
   spec.options = registry_setup_options();
-  spec.options.insert({"--input", "--output-dir", "--repeat"});
+  spec.options.insert({"--input", "--output-dir", "--repeat", "--threads", "--profile"});
   spec.min_positional = spec.max_positional = 1;
   return spec;
 }
 
-int parse_repeat(const Arguments& args) {
-  const std::optional<std::string> text = args.value("--repeat");
+// A count option (--repeat, --threads): 1 when absent, else 1 to `max`.
+int parse_count(const Arguments& args, const std::string& option, long max, const char* what) {
+  const std::optional<std::string> text = args.value(option);
   if (!text) return 1;
   std::size_t used = 0;
   long value = 0;
@@ -46,18 +50,23 @@ int parse_repeat(const Arguments& args) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text->size() || value < 1 || value > 1000000000)
-    throw UsageError(fmt::format("--repeat: '{}' is not a positive number of runs", *text));
+  if (used != text->size() || value < 1 || value > max)
+    throw UsageError(fmt::format("{}: '{}' is not a {} (1 to {})", option, *text, what, max));
   return static_cast<int>(value);
 }
 
-// Runs `repeat` times; prints the timing. False after printing the error.
-bool run_timed(const Program& program, RunState& state, int repeat) {
+// Runs `repeat` times; prints the timing. With a profiler, every run is
+// profiled. False after printing the error.
+bool run_timed(const Program& program, RunState& state, int repeat, Profiler* profiler) {
   std::vector<double> times;
+  std::vector<InstructionTiming> timings;
+  const Clock::time_point first_start = Clock::now();
   for (int i = 0; i < repeat; ++i) {
     const Clock::time_point start = Clock::now();
-    const RunResult result = program.run(state);
+    const RunResult result = profiler ? program.run(state, timings) : program.run(state);
     times.push_back(milliseconds_since(start));
+    if (profiler)
+      profiler->add_run(timings, std::chrono::duration<double, std::micro>(start - first_start).count());
     if (!result.ok) {
       fmt::print(stderr, "et-ops: {}: {}\n", program.path(), result.error);
       return false;
@@ -72,6 +81,20 @@ bool run_timed(const Program& program, RunState& state, int repeat) {
                                          : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
   fmt::print("run: {} runs, median {}, min {}, max {}\n", repeat, duration_text(median), duration_text(times.front()),
              duration_text(times.back()));
+  return true;
+}
+
+// Writes the Chrome trace and prints the per-operator summary.
+bool write_profile(const Program& program, const Profiler& profiler, const std::string& path) {
+  std::ofstream file(path, std::ios::binary);
+  file << chrome_trace_json(profiler.records(), program.name());
+  file.close();
+  if (!file) {
+    fmt::print(stderr, "et-ops: {}: cannot write the profile\n", path);
+    return false;
+  }
+  fmt::print("profile: wrote {} ({} events)\n{}", path, profiler.records().size(),
+             profile_summary(profiler.records()));
   return true;
 }
 
@@ -104,7 +127,9 @@ void print_outputs(const Program& program, const RunState& state) {
 int run_command(const std::vector<std::string>& arguments) {
   const Arguments args(arguments, run_spec());
   const RegistrySetup setup = registry_setup_from(args);
-  const int repeat = parse_repeat(args);
+  const int repeat = parse_count(args, "--repeat", 1000000000, "positive number of runs");
+  const int threads = parse_count(args, "--threads", 1024, "number of threads");
+  const std::optional<std::string> profile_path = args.value("--profile");
   const std::optional<std::string> output_dir = args.value("--output-dir");
   if (!apply_registry_setup(setup)) return kExitFailure;
 
@@ -116,12 +141,26 @@ int run_command(const std::vector<std::string>& arguments) {
   }
   fmt::print("load: {}\n", duration_text(milliseconds_since(load_start)));
   const Program& program = *loaded.program;
-  const std::unique_ptr<RunState> state = program.make_state();
-  if (std::string error = fill_inputs(program, *state, args.values("--input")); !error.empty()) {
+  std::unique_ptr<RunState> state;
+  try {
+    state = program.make_state();
+  } catch (const std::runtime_error& e) {
+    fmt::print(stderr, "et-ops: {}\n", e.what());
+    return kExitFailure;
+  }
+  std::string error;
+  if (!state->set_threads(static_cast<std::size_t>(threads), &error)) {
+    fmt::print(stderr, "et-ops: --threads: {}\n", error);
+    return kExitFailure;
+  }
+  if (error = fill_inputs(program, *state, args.values("--input")); !error.empty()) {
     fmt::print(stderr, "et-ops: {}\n", error);
     return kExitFailure;
   }
-  if (!run_timed(program, *state, repeat)) return kExitFailure;
+  std::optional<Profiler> profiler;
+  if (profile_path) profiler.emplace(program);
+  if (!run_timed(program, *state, repeat, profiler ? &*profiler : nullptr)) return kExitFailure;
+  if (profiler && !write_profile(program, *profiler, *profile_path)) return kExitFailure;
   if (output_dir) return write_outputs(program, *state, *output_dir) ? kExitOk : kExitFailure;
   print_outputs(program, *state);
   return kExitOk;

@@ -25,7 +25,12 @@
 extern "C" {
 #endif
 
+/* Version 1: the manifest's records are et_ops_kernel_record, all plain
+ * kernels. Version 2 (ET_OPS_ABI_VERSION_PREPARED): they are
+ * et_ops_kernel_record_v2, each saying whether it is a plain or a prepared
+ * kernel. Registries accept both. */
 #define ET_OPS_ABI_VERSION 1u
+#define ET_OPS_ABI_VERSION_PREPARED 2u
 
 /* Element types of tensors. The numeric values are part of the ABI. */
 typedef enum et_ops_dtype {
@@ -112,6 +117,52 @@ typedef struct et_ops_kernel_context {
 typedef void (*et_ops_kernel_fn)(et_ops_kernel_context* context, et_ops_value* const* args,
                                  size_t arg_count);
 
+/* ---- prepared kernels (ABI version 2) ----
+ *
+ * A prepared kernel does once, when a program loads, what does not depend on
+ * the run: packing weights, choosing a microkernel, computing requantization
+ * multipliers. Its `prepare` function sees the instruction's arguments as the
+ * program gives them: constant tensors with their data, other tensors with
+ * their dtype, sizes and dim order but `data` NULL. What it returns lives with
+ * the loaded program and is passed, read-only, to every run. A run state may
+ * also hold a mutable part of its own (`instantiate`, made when the run state
+ * is made), and runs get the run state's thread pool. */
+
+/* What a run passes to a prepared kernel besides its arguments. */
+typedef struct et_ops_run_environment {
+  uint32_t struct_size;
+  uint32_t thread_count; /* threads of the run state's pool, >= 1 */
+  void* threadpool;      /* the run state's pthreadpool_t; NULL when thread_count is 1 */
+} et_ops_run_environment;
+
+/* Returns the prepared state, or NULL after setting context->failed. A kernel
+ * that needs no state returns any non-NULL pointer its release accepts. */
+typedef void* (*et_ops_prepare_fn)(et_ops_kernel_context* context, et_ops_value* const* args, size_t arg_count);
+/* The run state's mutable part, made when a run state is made: `args` are that
+ * state's arguments (data pointers included; they stay the same for every run
+ * of the state). NULL after setting context->failed. */
+typedef void* (*et_ops_instantiate_fn)(et_ops_kernel_context* context, const void* prepared,
+                                       et_ops_value* const* args, size_t arg_count);
+typedef void (*et_ops_release_fn)(void* state);
+typedef void (*et_ops_prepared_run_fn)(et_ops_kernel_context* context, const void* prepared, void* instance,
+                                       const et_ops_run_environment* environment, et_ops_value* const* args,
+                                       size_t arg_count);
+
+typedef struct et_ops_prepared_kernel {
+  uint32_t struct_size; /* sizeof(et_ops_prepared_kernel) of the builder */
+  uint32_t reserved;
+  et_ops_prepare_fn prepare;
+  et_ops_release_fn release_prepared;
+  et_ops_instantiate_fn instantiate; /* NULL: no per-run-state part (instance is NULL) */
+  et_ops_release_fn release_instance;
+  et_ops_prepared_run_fn run;
+} et_ops_prepared_kernel;
+
+typedef enum et_ops_kernel_kind {
+  ET_OPS_KERNEL_PLAIN = 0,   /* fn is the kernel */
+  ET_OPS_KERNEL_PREPARED = 1 /* `prepared` holds the kernel */
+} et_ops_kernel_kind;
+
 /* One registration record. `key` is "" for the fallback kernel, or an
  * encoded kernel key (see et_ops::KernelKey) for a specialised one. */
 typedef struct et_ops_kernel_record {
@@ -122,11 +173,23 @@ typedef struct et_ops_kernel_record {
   const char* fingerprint;
 } et_ops_kernel_record;
 
+/* A record of a version 2 manifest: a plain kernel (`prepared` NULL) or a
+ * prepared one, whose base.fn still works alone (it prepares, runs on one
+ * thread and releases in one call). */
+typedef struct et_ops_kernel_record_v2 {
+  et_ops_kernel_record base;
+  uint32_t kind; /* et_ops_kernel_kind */
+  uint32_t reserved;
+  const et_ops_prepared_kernel* prepared; /* ET_OPS_KERNEL_PREPARED only; must outlive the registration */
+} et_ops_kernel_record_v2;
+
 /* What a kernel library provides. The registry copies what it keeps: a
- * manifest need only stay valid until et_ops_register_manifest returns. */
+ * manifest need only stay valid until et_ops_register_manifest returns.
+ * `records` points at et_ops_kernel_record_v2 records in a version 2
+ * manifest (their first member is the plain record). */
 typedef struct et_ops_manifest {
-  uint32_t abi_version; /* ET_OPS_ABI_VERSION */
-  uint32_t record_size; /* sizeof(et_ops_kernel_record) of the builder */
+  uint32_t abi_version; /* ET_OPS_ABI_VERSION, or ET_OPS_ABI_VERSION_PREPARED */
+  uint32_t record_size; /* sizeof(et_ops_kernel_record), or of et_ops_kernel_record_v2, of the builder */
   const char* component;
   const char* version;
   const et_ops_kernel_record* records;

@@ -55,6 +55,22 @@ enum class LoadErrorKind {
 class Program;
 class RunState;
 
+// One instruction's time in a profiled run, in microseconds from the start
+// of the run.
+struct InstructionTiming {
+  std::size_t instruction = 0;
+  double start_us = 0.0;
+  double duration_us = 0.0;
+};
+
+// What a profile says about an instruction besides its time.
+struct InstructionInfo {
+  std::string op;
+  std::string component;  // the kernel library's component ("kernels_xnnpack"), "" if unknown
+  bool prepared = false;  // a prepared kernel (et_ops/abi.h)
+  std::vector<TensorSpec> tensors;  // the tensor arguments, in argument order
+};
+
 struct LoadResult {
   std::shared_ptr<const Program> program;  // null on error
   LoadErrorKind kind = LoadErrorKind::None;
@@ -104,11 +120,20 @@ class ET_OPS_API Program {
   // The header's "metadata" object, as JSON text.
   const std::string& metadata_json() const;
 
-  // A fresh run state (allocates the activation memory once).
+  // A fresh run state (allocates the activation memory once, and makes the
+  // per-run-state parts of prepared kernels). Throws std::bad_alloc, or
+  // std::runtime_error naming the instruction whose part cannot be made.
   std::unique_ptr<RunState> make_state() const;
 
   // Runs every instruction in order; stops at the first kernel error.
   RunResult run(RunState& state) const;
+  // The same, timing each instruction: `timings` gets one entry per
+  // instruction that ran. Unprofiled runs pay nothing for this.
+  RunResult run(RunState& state, std::vector<InstructionTiming>& timings) const;
+
+  // Operator, kernel library and tensor arguments of every instruction
+  // (for profiles; asks the registry, so not for the hot path).
+  std::vector<InstructionInfo> describe_instructions() const;
 
   struct Impl;
 
@@ -129,6 +154,12 @@ class ET_OPS_API RunState {
   bool set_input(std::size_t i, const void* data, std::size_t nbytes, std::string* error = nullptr);
   // Output i after a run. Non-tensor outputs are 0-dim tensors.
   TensorRef output(std::size_t i) const;
+
+  // The threads the state's runs use (1, the default: the calling thread
+  // alone). Any count gives the same bytes. False (with `error`) when the
+  // count is 0 or above 1024, or the pool cannot start.
+  bool set_threads(std::size_t count, std::string* error = nullptr);
+  std::size_t threads() const;
 
   struct Impl;
 

@@ -138,6 +138,7 @@ struct ResolvedKernel {
   et_ops_kernel_fn fn = nullptr;
   int32_t argument_count = -1;
   uint64_t written = 0;  // bit i: the kernel writes argument i
+  const et_ops_prepared_kernel* prepared = nullptr;  // a prepared kernel's functions (fn stays callable alone)
   explicit operator bool() const { return fn != nullptr; }
   bool writes(std::size_t argument) const { return argument < 64 && ((written >> argument) & 1u) != 0; }
 };

@@ -8,7 +8,9 @@ error makes the import fail with ImportError and the registry's message.
     program = et_ops.load("qmlp.etp")
     outputs = program.run([numpy_array])
 
-The exporter is `python3 -m et_ops.export` (see et_ops.export).
+The exporter is `python3 -m et_ops.export` (see et_ops.export). An
+installed package also carries the C++ SDK: see et_ops.sdk and
+`python3 -m et_ops --help`.
 """
 
 from . import _et_ops
@@ -16,6 +18,7 @@ from .errors import Error, InputError, LibraryError, LoadError, RunError
 from .program import Program, TensorSpec, load
 from .registry import (clear_duplicate_policy, counters, duplicate_policy, load_library, registered_operators,
                        set_duplicate_policy, unregister_library)
+from .sdk import VERSION as __version__
 
 #: The project's kernel components this module registered on import.
 components = _et_ops.components

@@ -10,7 +10,7 @@ From Python, with PyTorch's own quantization flow (FX graph mode):
 From the command line, for a module that a factory function builds:
 
     python3 -m et_ops.export --module PKG.MOD:FACTORY --input-shape 1,3,224,224 \\
-        [--calibration FILE.npy | --calibration-batches N] [--seed S] [--name NAME] --output-dir DIR
+        [--calibration FILE.npy | --calibration-batches N] [--seed S] [--name NAME] [--backend NAME] --output-dir DIR
     python3 -m et_ops.export --model mlp|cnn --output-dir DIR    # the built-in examples
 
 writes DIR/NAME.etp, NAME_input_0.npy (an example input), NAME_reference.npy
@@ -47,8 +47,16 @@ from torch.ao.quantization.quantize_fx import convert_to_reference_fx, prepare_f
 
 from . import cpu_independence, lowering, models
 from .lowering import UnsupportedError, UnsupportedNode, tracing
+from .lowering import xnnpack as xnnpack_backend
 
-__all__ = ["quantize", "export", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND"]
+__all__ = ["quantize", "export", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND",
+           "BACKENDS"]
+
+#: The kernel backends a program can be exported for: "reference" (the
+#: portable and quantized kernel sets; the default) and "xnnpack" (int8
+#: convolution, linear, add and pooling of the xnnpack kernel set, the
+#: rest on the reference path).
+BACKENDS = ("reference", xnnpack_backend.NAME)
 
 #: The quantization backend whose default qconfig mapping quantize() uses.
 DEFAULT_BACKEND = "qnnpack"
@@ -122,16 +130,27 @@ class ExportedProgram:
         return f"<et_ops.export.ExportedProgram '{self.name}': {len(self._bytes)} bytes, operators {self.operators}>"
 
 
-def export(module, example_inputs, name=None):
+def export(module, example_inputs, name=None, backend="reference"):
     """Lowers `module` (a reference quantized GraphModule, or a float module) to a program.
 
     Shapes are static: those of `example_inputs`. Raises UnsupportedError,
     listing every node that cannot be lowered, when some cannot.
+
+    `backend` is one of BACKENDS: "reference" programs need only the
+    portable and quantized kernel sets; "xnnpack" programs run every
+    dequantize -> convolution | linear | add | pooling -> quantize pattern
+    as one int8 operator of the xnnpack kernel set (libet_kernels_xnnpack)
+    and leave everything else on the reference path.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     example_inputs = _as_tuple(example_inputs)
     graph_module = module if isinstance(module, torch.fx.GraphModule) else tracing.trace(module)
     name = name or type(module).__name__
-    return ExportedProgram(lowering.lower(graph_module, example_inputs, name))
+    lowered = lowering.lower(graph_module, example_inputs, name)
+    if backend == xnnpack_backend.NAME:
+        lowered.builder = xnnpack_backend.rewrite(lowered.builder)
+    return ExportedProgram(lowered)
 
 
 # ---- the command line ----
@@ -229,7 +248,7 @@ def export_command(args):
     example = torch.from_numpy(_normal(input_shape, args.seed, 0))
     calibration, calibration_info = _calibration(args, input_shape)
     reference = quantize(model, (example,), calibration)
-    program = export(reference, (example,), name=name)
+    program = export(reference, (example,), name=name, backend=args.backend)
     with torch.no_grad():
         reference_output = reference(example)
     os.makedirs(args.output_dir, exist_ok=True)
@@ -259,6 +278,9 @@ def main(argv=None):
                                                              "calibration data (default 0)")
     parser.add_argument("--name", help="the program's name (default: the factory's or the model's)")
     parser.add_argument("--output-dir", required=True, help="directory for the program and its data files")
+    parser.add_argument("--backend", choices=BACKENDS, default="reference",
+                        help="the kernels the program targets: reference (portable and quantized kernel sets, the "
+                             "default) or xnnpack (int8 operators of the xnnpack kernel set where they apply)")
     args = parser.parse_args(argv)
     if args.calibration_batches <= 0:
         parser.error("--calibration-batches must be positive")

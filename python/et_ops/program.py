@@ -65,19 +65,28 @@ class Program:
         """The header's metadata object."""
         return json.loads(self._native.metadata_json or "{}")
 
-    def run(self, inputs):
+    def run(self, inputs, threads=1, profile=False):
         """Runs the program on a list of numpy arrays; returns a list of new arrays.
 
         Each input must have its spec's dtype and shape exactly (no implicit
         conversion: a float64 array for a float32 input is an InputError).
         Outputs are copies that the caller owns. The GIL is released while
         the kernels run.
+
+        `threads`: the threads the run may use (1, the default, runs on the
+        calling thread); any count gives the same bytes. With `profile=True`
+        the result is `(outputs, records)`: one dict per instruction with
+        its "instruction" index, "op", "kernel_set" (the kernel library's
+        component), the "shapes" and "dtypes" of its tensor arguments, and
+        "start_us" / "duration_us" (microseconds from the start of the run).
         """
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
+            raise ValueError(f"threads must be an int from 1 to 1024, got {threads!r}")
         arrays = self._checked_inputs(inputs)
-        outputs, error = self._native.run(arrays)
+        outputs, error, records = self._native.run(arrays, threads, bool(profile))
         if outputs is None:
             raise RunError(f"program '{self.name}' ({self.path}): {error}")
-        return list(outputs)
+        return (list(outputs), list(records)) if profile else list(outputs)
 
     def _checked_inputs(self, inputs):
         if isinstance(inputs, np.ndarray) or not hasattr(inputs, "__len__"):

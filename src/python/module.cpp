@@ -24,6 +24,7 @@
 #include "et_ops/diagnostics.h"
 #include "et_ops/dtype.h"
 #include "et_ops/library_loader.h"
+#include "et_ops/profile.h"
 #include "et_ops/program.h"
 #include "et_ops/registry.h"
 #include "et_ops/tensor.h"
@@ -137,6 +138,29 @@ class RunStatePool {
   std::vector<std::unique_ptr<RunState>> free_;
 };
 
+py::list profile_records(const Program& program, const std::vector<InstructionTiming>& timings) {
+  Profiler profiler(program);
+  profiler.add_run(timings, 0.0);
+  py::list records;
+  for (const ProfileRecord& r : profiler.records()) {
+    py::list shapes, dtypes;
+    for (const TensorSpec& t : r.tensors) {
+      shapes.append(py::tuple(py::cast(t.sizes)));
+      dtypes.append(std::string(dtype_name(t.dtype)));
+    }
+    py::dict record;
+    record["instruction"] = r.instruction;
+    record["op"] = r.op;
+    record["kernel_set"] = r.component;
+    record["shapes"] = shapes;
+    record["dtypes"] = dtypes;
+    record["start_us"] = r.start_us;
+    record["duration_us"] = r.duration_us;
+    records.append(record);
+  }
+  return records;
+}
+
 class NativeProgram {
  public:
   explicit NativeProgram(std::shared_ptr<const Program> program) : program_(program), pool_(std::move(program)) {}
@@ -158,7 +182,10 @@ class NativeProgram {
   // (outputs, "") on success, (None, message) when a kernel reports an error.
   // Inputs must already match the input specs exactly (the Python layer
   // says what is wrong in user terms); a mismatch here is a ValueError.
-  py::tuple run(const py::list& inputs) {
+  // With `profile`, a third element lists one record per instruction
+  // (et_ops::ProfileRecord as a dict); else it is None.
+  py::tuple run(const py::list& inputs, std::size_t threads, bool profile) {
+    if (threads == 0) throw py::value_error("threads must be at least 1, got 0");
     const std::vector<py::array> arrays = checked_inputs(inputs);
     std::vector<std::byte*> input_data;
     for (const py::array& a : arrays) input_data.push_back(static_cast<std::byte*>(const_cast<void*>(a.data())));
@@ -173,18 +200,25 @@ class NativeProgram {
     }
 
     RunResult result;
+    std::vector<InstructionTiming> timings;
+    std::string threads_error;
     {
       py::gil_scoped_release release;
       RunStatePool::Lease state(pool_);
-      for (std::size_t i = 0; i < input_data.size(); ++i)
-        copy_logical(state->input(i), input_data[i], Direction::IntoTensor);
-      result = program_->run(*state);
-      if (result.ok)
-        for (std::size_t i = 0; i < output_data.size(); ++i)
-          copy_logical(state->output(i), output_data[i], Direction::FromTensor);
+      if (!state->set_threads(threads, &threads_error)) {
+        result.ok = false;
+      } else {
+        for (std::size_t i = 0; i < input_data.size(); ++i)
+          copy_logical(state->input(i), input_data[i], Direction::IntoTensor);
+        result = profile ? program_->run(*state, timings) : program_->run(*state);
+        if (result.ok)
+          for (std::size_t i = 0; i < output_data.size(); ++i)
+            copy_logical(state->output(i), output_data[i], Direction::FromTensor);
+      }
     }
-    if (!result.ok) return py::make_tuple(py::none(), result.error);
-    return py::make_tuple(outputs, std::string());
+    if (!threads_error.empty()) throw py::value_error("threads: " + threads_error);
+    if (!result.ok) return py::make_tuple(py::none(), result.error, py::none());
+    return py::make_tuple(outputs, std::string(), profile ? py::object(profile_records(*program_, timings)) : py::object(py::none()));
   }
 
  private:
@@ -398,7 +432,7 @@ PYBIND11_MODULE(_et_ops, m) {
       .def_property_readonly("metadata_json", [](const NativeProgram& p) { return p.program().metadata_json(); })
       .def_property_readonly("input_specs", &NativeProgram::input_specs)
       .def_property_readonly("output_specs", &NativeProgram::output_specs)
-      .def("run", &NativeProgram::run, py::arg("inputs"));
+      .def("run", &NativeProgram::run, py::arg("inputs"), py::arg("threads") = 1, py::arg("profile") = false);
 
   m.def("load", &load, py::arg("path"));
   m.def("registered_operators", &registered_operators);

@@ -50,6 +50,7 @@ Layout measure(const et_ops_manifest& m, std::string_view library_path, std::vec
       last_named = named;
     }
     text += op.size() + fingerprint_size;
+    if (manifest_prepared(m, i) != nullptr) text += 7 + sizeof(const et_ops_prepared_kernel*);  // aligned
     if (*r.key != '\0') {
       ++keys;
       text += KernelKey::parse(r.key)->text().size();
@@ -88,17 +89,25 @@ class BatchBuilder {
     return view;
   }
   std::string_view write(std::string_view text) { return write(text.data(), text.size()); }
+  // A pointer, at the next 8-aligned place (records and the block are 8-aligned).
+  void write_aligned(const et_ops_prepared_kernel* pointer) {
+    text_ = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(text_) + 7) / 8 * 8);
+    std::memcpy(text_, &pointer, sizeof pointer);
+    text_ += sizeof pointer;
+  }
 
   // Record i, from the manifest's bytes (reading back the copy just
   // written would stall on store forwarding).
-  void add_record(std::size_t i, const et_ops_kernel_record& r, const MeasuredRecord& x) {
+  void add_record(std::size_t i, const et_ops_kernel_record& r, const et_ops_prepared_kernel* prepared,
+                  const MeasuredRecord& x) {
     Record* record = batch_->records() + i;
     const std::string_view op = write(r.op, x.op_size);
     write(r.fingerprint, x.fingerprint_size);  // right after the operator's name
+    if (prepared != nullptr) write_aligned(prepared);
     if (x.new_tail) add_tail(r.schema, x);
     const BatchKey* key = *r.key != '\0' ? add_key(r.key) : nullptr;
     new (record) Record(r.fn, static_cast<uint32_t>(i), offset(record, op.data()), x.op_size, x.fingerprint_size,
-                        offset(record, tail_), x.named_schema, key ? offset(record, key) : 0);
+                        offset(record, tail_), x.named_schema, prepared != nullptr, key ? offset(record, key) : 0);
   }
 
  private:
@@ -143,7 +152,8 @@ Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint6
   batch->library_path = builder.write(library_path);
   batch->first_sequence = first_sequence;
   try {
-    for (std::size_t i = 0; i < m.record_count; ++i) builder.add_record(i, manifest_record(m, i), measured[i]);
+    for (std::size_t i = 0; i < m.record_count; ++i)
+      builder.add_record(i, manifest_record(m, i), manifest_prepared(m, i), measured[i]);
   } catch (...) {
     destroy_batch(batch);
     throw;

@@ -48,7 +48,11 @@ class Record {
   std::string_view key_text() const { return is_fallback() ? std::string_view() : batch_key().text; }
   const Batch& batch() const;
   uint64_t sequence() const;  // registration order, for stable introspection
-  ResolvedKernel resolved() const { return ResolvedKernel{fn, tail().argument_count, tail().written}; }
+  // A prepared kernel's functions; nullptr for a plain kernel.
+  const et_ops_prepared_kernel* prepared() const;
+  ResolvedKernel resolved() const {
+    return ResolvedKernel{fn, tail().argument_count, tail().written, prepared()};
+  }
 
   et_ops_kernel_fn fn = nullptr;
 
@@ -56,20 +60,24 @@ class Record {
   friend class BatchBuilder;
   // The fingerprint's text follows the operator's.
   Record(et_ops_kernel_fn f, uint32_t index, uint32_t op_at, uint32_t op_size, uint32_t fingerprint_size,
-         uint32_t tail_at, bool named_schema, uint32_t key_at)
+         uint32_t tail_at, bool named_schema, bool prepared, uint32_t key_at)
       : fn(f), index_(index), op_at_(op_at), op_size_(op_size), fingerprint_size_(fingerprint_size),
-        tail_at_(tail_at | (named_schema ? kNamedSchema : 0)), key_at_(key_at) {}
+        tail_at_(tail_at | (named_schema ? kNamedSchema : 0) | (prepared ? kPrepared : 0)), key_at_(key_at) {}
   const char* at(uint32_t offset) const { return reinterpret_cast<const char*>(this) + offset; }
-  const SchemaTail& tail() const { return *reinterpret_cast<const SchemaTail*>(at(tail_at_ & ~kNamedSchema)); }
+  const SchemaTail& tail() const {
+    return *reinterpret_cast<const SchemaTail*>(at(tail_at_ & ~(kNamedSchema | kPrepared)));
+  }
   bool named_schema() const { return (tail_at_ & kNamedSchema) != 0; }
   const BatchKey& batch_key() const { return *reinterpret_cast<const BatchKey*>(at(key_at_)); }
 
   // Offsets are in bytes from this record: everything it refers to follows
   // the record array in the block.
   static constexpr uint32_t kNamedSchema = 1;  // in tail_at_: the schema is op() followed by the tail
+  static constexpr uint32_t kPrepared = 2;     // in tail_at_: a pointer to the prepared kernel's functions
+                                               // follows the fingerprint's text, 8-aligned
   uint32_t index_ = 0;                         // in its batch
   uint32_t op_at_ = 0, op_size_ = 0, fingerprint_size_ = 0;
-  uint32_t tail_at_ = 0;  // SchemaTails are 8-aligned, so bit 0 holds kNamedSchema
+  uint32_t tail_at_ = 0;  // SchemaTails are 8-aligned, so bits 0 and 1 hold the flags
   uint32_t key_at_ = 0;   // 0: the fallback kernel
 };
 static_assert(sizeof(Record) == 32, "a record is 32 bytes: each one costs page faults when registered cold");
@@ -102,6 +110,11 @@ inline const Batch& Record::batch() const {
   return *reinterpret_cast<const Batch*>(reinterpret_cast<const char*>(this - index_) - kBatchRecordsOffset);
 }
 inline uint64_t Record::sequence() const { return batch().first_sequence + index_; }
+inline const et_ops_prepared_kernel* Record::prepared() const {
+  if ((tail_at_ & kPrepared) == 0) return nullptr;
+  const uint32_t slot = (op_at_ + op_size_ + fingerprint_size_ + 7) / 8 * 8;
+  return *reinterpret_cast<const et_ops_prepared_kernel* const*>(at(slot));
+}
 
 // Per record, what the sizing pass of make_batch found, for the fill pass
 // and the registry's index.
@@ -121,6 +134,19 @@ void destroy_batch(Batch* batch);
 // Record i of a manifest, whose records may be larger than ours (a newer builder).
 inline const et_ops_kernel_record& manifest_record(const et_ops_manifest& m, std::size_t i) {
   return *reinterpret_cast<const et_ops_kernel_record*>(reinterpret_cast<const char*>(m.records) + i * m.record_size);
+}
+
+// The same record as a version 2 record, or nullptr in a version 1
+// manifest (whose records are all plain kernels).
+inline const et_ops_kernel_record_v2* manifest_record_v2(const et_ops_manifest& m, std::size_t i) {
+  if (m.abi_version < ET_OPS_ABI_VERSION_PREPARED) return nullptr;
+  return reinterpret_cast<const et_ops_kernel_record_v2*>(&manifest_record(m, i));
+}
+
+// Record i's prepared kernel, or nullptr for a plain kernel.
+inline const et_ops_prepared_kernel* manifest_prepared(const et_ops_manifest& m, std::size_t i) {
+  const et_ops_kernel_record_v2* r = manifest_record_v2(m, i);
+  return r != nullptr && r->kind == ET_OPS_KERNEL_PREPARED ? r->prepared : nullptr;
 }
 
 }  // namespace et_ops::detail

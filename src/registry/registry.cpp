@@ -30,12 +30,14 @@ namespace detail {
 namespace {
 
 std::string validate(const et_ops_manifest& m) {
-  if (m.abi_version != ET_OPS_ABI_VERSION)
-    return fmt::format("unsupported ABI version {} (this registry speaks version {})", m.abi_version,
-                       ET_OPS_ABI_VERSION);
-  if (m.record_size < sizeof(et_ops_kernel_record))
+  if (m.abi_version != ET_OPS_ABI_VERSION && m.abi_version != ET_OPS_ABI_VERSION_PREPARED)
+    return fmt::format("unsupported ABI version {} (this registry speaks versions {} and {})", m.abi_version,
+                       ET_OPS_ABI_VERSION, ET_OPS_ABI_VERSION_PREPARED);
+  const std::size_t record_size =
+      m.abi_version == ET_OPS_ABI_VERSION ? sizeof(et_ops_kernel_record) : sizeof(et_ops_kernel_record_v2);
+  if (m.record_size < record_size)
     return fmt::format("record size {} is smaller than version {} records ({} bytes)", m.record_size,
-                       ET_OPS_ABI_VERSION, sizeof(et_ops_kernel_record));
+                       m.abi_version, record_size);
   if (m.component == nullptr || *m.component == '\0') return "the manifest names no component";
   if (m.record_count > 0 && m.records == nullptr) return "the manifest has records but no record array";
   return {};
@@ -43,15 +45,28 @@ std::string validate(const et_ops_manifest& m) {
 
 bool is_valid_key(const char* key) { return key != nullptr && (*key == '\0' || KernelKey::parse(key)); }
 
-// False, with the reason in `error`, for an incomplete record (the
+bool is_complete(const et_ops_prepared_kernel* p) {
+  return p != nullptr && p->struct_size >= sizeof(et_ops_prepared_kernel) && p->prepare != nullptr &&
+         p->release_prepared != nullptr && p->run != nullptr &&
+         (p->instantiate == nullptr || p->release_instance != nullptr);
+}
+
+// False, with the reason in `error`, for an incomplete record i (the
 // reason is only formatted then: every record of every batch passes here).
-bool validate_record(const et_ops_kernel_record& r, std::size_t i, std::string& error) {
+bool validate_record(const et_ops_manifest& m, std::size_t i, std::string& error) {
+  const et_ops_kernel_record& r = manifest_record(m, i);
+  const et_ops_kernel_record_v2* v2 = manifest_record_v2(m, i);
   if (r.op == nullptr || *r.op == '\0') error = fmt::format("record {} has no operator name", i);
   else if (r.fn == nullptr) error = fmt::format("record {} ({}) has no function", i, r.op);
   else if (!is_valid_key(r.key))
     error = fmt::format("record {} ({}) has an invalid kernel key '{}'", i, r.op, r.key ? r.key : "(null)");
   else if (r.schema == nullptr || r.fingerprint == nullptr)
     error = fmt::format("record {} ({}) lacks a schema or fingerprint", i, r.op);
+  else if (v2 != nullptr && v2->kind != ET_OPS_KERNEL_PLAIN && v2->kind != ET_OPS_KERNEL_PREPARED)
+    error = fmt::format("record {} ({}) has an unknown kernel kind {}", i, r.op, v2->kind);
+  else if (v2 != nullptr && v2->kind == ET_OPS_KERNEL_PREPARED && !is_complete(v2->prepared))
+    error = fmt::format("record {} ({}) is a prepared kernel without its prepare, release and run functions", i,
+                        r.op);
   else return true;
   return false;
 }
@@ -93,7 +108,7 @@ class Registry {
     if (std::string error = validate(m); !error.empty()) return invalid(m, error);
     std::string error;
     for (std::size_t i = 0; i < m.record_count; ++i)
-      if (!validate_record(manifest_record(m, i), i, error)) return invalid(m, error);
+      if (!validate_record(m, i, error)) return invalid(m, error);
     if (m.record_count == 0) return RegistrationResult(ET_OPS_OK, {}, 0, 0, 0);
     PolicyChoice policy = effective_duplicate_policy();
     if (!policy.ok()) return RegistrationResult(ET_OPS_ERROR_POLICY, policy.error, 0, 0, 0);

@@ -75,6 +75,7 @@ std::vector<std::string> resolve_operators(Program::Impl& program) {
     tensor_arguments(program, instruction, tensors);
     kernels[i] = lookup_kernel(op, tensors.data(), tensors.size());
     instruction.fn = kernels[i].fn;
+    instruction.prepared = kernels[i].prepared;
     if (instruction.fn == nullptr) {
       if (std::find(unresolved.begin(), unresolved.end(), op) == unresolved.end()) unresolved.push_back(op);
       continue;

@@ -1,6 +1,10 @@
 // Program's accessors, run-state creation and the run itself.
 #include "et_ops/program.h"
 
+#include <unordered_map>
+
+#include "et_ops/registry.h"
+
 #include "runtime/program_impl.h"
 #include "runtime/run_state_impl.h"
 
@@ -21,14 +25,50 @@ std::unique_ptr<RunState> Program::make_state() const {
   return std::unique_ptr<RunState>(new RunState(std::make_unique<RunState::Impl>(*impl_)));
 }
 
+namespace {
+
+RunResult other_program(const std::string& path) {
+  RunResult mismatch;
+  mismatch.ok = false;
+  mismatch.error = path + ": the run state was made by another program";
+  return mismatch;
+}
+
+}  // namespace
+
 RunResult Program::run(RunState& state) const {
-  if (state.impl_->program != impl_.get()) {
-    RunResult mismatch;
-    mismatch.ok = false;
-    mismatch.error = impl_->path + ": the run state was made by another program";
-    return mismatch;
+  if (state.impl_->program != impl_.get()) return other_program(impl_->path);
+  return state.impl_->execute(nullptr);
+}
+
+RunResult Program::run(RunState& state, std::vector<InstructionTiming>& timings) const {
+  if (state.impl_->program != impl_.get()) return other_program(impl_->path);
+  timings.resize(impl_->instructions.size());
+  RunResult result = state.impl_->execute(timings.data());
+  timings.resize(result.ok ? timings.size() : result.failed_instruction + 1);
+  return result;
+}
+
+std::vector<InstructionInfo> Program::describe_instructions() const {
+  std::unordered_map<const void*, std::string> component_of;
+  for (const RecordInfo& record : registered_records()) component_of.emplace(record.function, record.origin.component);
+  std::vector<InstructionInfo> infos;
+  infos.reserve(impl_->instructions.size());
+  for (std::size_t i = 0; i < impl_->instructions.size(); ++i) {
+    const Impl::Instruction& instruction = impl_->instructions[i];
+    InstructionInfo info;
+    info.op = impl_->model.instructions[i].op;
+    const auto found = component_of.find(reinterpret_cast<const void*>(instruction.fn));
+    if (found != component_of.end()) info.component = found->second;
+    info.prepared = instruction.prepared != nullptr;
+    for (uint32_t v : impl_->model.instructions[i].args) {
+      const runtime::ValueModel& value = impl_->model.values[v];
+      if (value.kind == runtime::ValueKind::Tensor) info.tensors.push_back(value.tensor.spec);
+      for (uint32_t element : value.elements) info.tensors.push_back(impl_->model.values[element].tensor.spec);
+    }
+    infos.push_back(std::move(info));
   }
-  return state.impl_->execute();
+  return infos;
 }
 
 }  // namespace et_ops

@@ -68,7 +68,7 @@ void build_instructions(Program::Impl& program) {
   program.instructions.reserve(program.model.instructions.size());
   for (const InstructionModel& instruction : program.model.instructions) {
     detail::maybe_fail_load_allocation();
-    program.instructions.push_back({nullptr, program.arg_values.size(), instruction.args.size()});
+    program.instructions.push_back({nullptr, nullptr, nullptr, program.arg_values.size(), instruction.args.size()});
     program.arg_values.insert(program.arg_values.end(), instruction.args.begin(), instruction.args.end());
     if (seen.insert(instruction.op).second) program.operators.push_back(instruction.op);
   }

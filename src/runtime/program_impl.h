@@ -13,6 +13,7 @@
 #include "et_ops/program.h"
 #include "runtime/library_pins.h"
 #include "runtime/mapped_file.h"
+#include "runtime/prepared_kernels.h"
 #include "runtime/program_model.h"
 
 namespace et_ops {
@@ -31,6 +32,8 @@ struct __attribute__((visibility("hidden"))) Program::Impl {
 
   struct Instruction {
     et_ops_kernel_fn fn = nullptr;
+    const et_ops_prepared_kernel* prepared = nullptr;  // a prepared kernel's functions, else nullptr
+    const void* prepared_state = nullptr;               // what its prepare made (owned by prepared_states)
     std::size_t first_arg = 0;  // into arg_values
     std::size_t arg_count = 0;
   };
@@ -57,6 +60,9 @@ struct __attribute__((visibility("hidden"))) Program::Impl {
   std::vector<ValueAsTensor> non_tensor_outputs;  // one per output; used where the output is not a tensor
   uint64_t planned_bytes = 0;
   runtime::LibraryPins pins;
+  // Declared after the pins, so destroyed first: their release functions
+  // live in the pinned libraries.
+  runtime::PreparedStates prepared_states;
 };
 
 namespace runtime {
@@ -70,6 +76,23 @@ std::unique_ptr<Program::Impl> build_program(const std::string& path, const Load
 // order of first use.
 std::vector<std::string> resolve_operators(Program::Impl& program);
 
+// Runs the prepare function of every prepared kernel (after
+// resolve_operators found them all). Throws FormatError naming the
+// instruction and the kernel's message when one fails.
+void prepare_kernels(Program::Impl& program);
+
+// The arguments of every instruction over a set of tensors (one per tensor
+// slot): values, tensor-list elements and argument pointers, as a run state
+// or the load-time preparation needs them.
+struct LinkedArguments {
+  std::vector<et_ops_value> values;
+  std::vector<et_ops_tensor*> list_elements;
+  std::vector<et_ops_value*> arg_pointers;
+  void link(const Program::Impl& program, std::vector<et_ops_tensor>& tensors);
+  et_ops_value* const* of(const Program::Impl::Instruction& instruction) const {
+    return arg_pointers.data() + instruction.first_arg;
+  }
+};
 }  // namespace runtime
 }  // namespace et_ops
 

@@ -52,6 +52,7 @@ LoadResult Program::load(const std::string& path, const LoadLimits& limits) {
     std::unique_ptr<Impl> impl = runtime::build_program(path, limits);
     const std::vector<std::string> unresolved = runtime::resolve_operators(*impl);
     if (!unresolved.empty()) return missing_operators(path, unresolved);
+    runtime::prepare_kernels(*impl);
     detail::maybe_fail_load_allocation();
     LoadResult result;
     result.program = std::shared_ptr<const Program>(new Program(std::move(impl)));

@@ -1,7 +1,9 @@
 // Building a run state (the one place a state allocates) and running it.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
+#include <stdexcept>
 
 #include "runtime/memory_plan.h"
 #include "runtime/program_impl.h"
@@ -17,10 +19,12 @@ RunState::Impl::Impl(const Program::Impl& owner) : program(&owner) {
   if (!arena) throw std::bad_alloc();
   std::memset(arena.get(), 0, bytes);
   place_tensors();
-  link_values();
+  arguments.link(owner, tensors);
   link_calls();
   link_inputs_outputs();
 }
+
+RunState::Impl::~Impl() { release_instances(); }
 
 void RunState::Impl::place_tensors() {
   tensors.reserve(program->tensor_slots.size());
@@ -30,30 +34,58 @@ void RunState::Impl::place_tensors() {
   }
 }
 
-void RunState::Impl::link_values() {
-  values = program->value_templates;
-  const auto& model = program->model;
-  std::size_t element_count = 0;
-  for (const auto& value : model.values) element_count += value.elements.size();
-  list_elements.reserve(element_count);  // never reallocated: lists point into it
-  for (std::size_t v = 0; v < values.size(); ++v) {
-    if (program->slot_of_value[v] >= 0) values[v].u.tensor = tensor_of(static_cast<uint32_t>(v));
-    if (model.values[v].kind != runtime::ValueKind::TensorList) continue;
-    values[v].u.tensor_list.data = list_elements.data() + list_elements.size();
-    for (uint32_t element : model.values[v].elements) list_elements.push_back(tensor_of(element));
+// Prepared kernels with a per-run-state part make it now, from this
+// state's arguments; a failure is the state's construction error.
+void RunState::Impl::link_calls() {
+  calls.reserve(program->instructions.size());
+  for (std::size_t i = 0; i < program->instructions.size(); ++i) {
+    const Program::Impl::Instruction& instruction = program->instructions[i];
+    Call c{instruction.fn, nullptr, nullptr, nullptr, arguments.of(instruction), instruction.arg_count};
+    if (const et_ops_prepared_kernel* prepared = instruction.prepared) {
+      c.run = prepared->run;
+      c.prepared = instruction.prepared_state;
+      if (prepared->instantiate != nullptr) {
+        context.reset();
+        c.instance = prepared->instantiate(context.raw(), c.prepared, c.args, c.arg_count);
+        if (!context.ok() || c.instance == nullptr) {
+          if (c.instance != nullptr) prepared->release_instance(c.instance);
+          const std::string message = fmt::format(
+              "{}: instruction {} ({}): the run state cannot be made: {}", program->path, i,
+              program->model.instructions[i].op,
+              context.ok() ? std::string_view("its instantiate function returned nothing") : context.message());
+          release_instances();
+          throw std::runtime_error(message);
+        }
+      }
+    }
+    calls.push_back(c);
   }
 }
 
-et_ops_tensor* RunState::Impl::tensor_of(uint32_t value) {
-  return &tensors[static_cast<std::size_t>(program->slot_of_value[value])];
+void RunState::Impl::release_instances() {
+  for (std::size_t i = calls.size(); i-- > 0;)
+    if (calls[i].instance != nullptr) program->instructions[i].prepared->release_instance(calls[i].instance);
+  calls.clear();
 }
 
-void RunState::Impl::link_calls() {
-  arg_pointers.reserve(program->arg_values.size());
-  for (uint32_t v : program->arg_values) arg_pointers.push_back(&values[v]);
-  calls.reserve(program->instructions.size());
-  for (const Program::Impl::Instruction& instruction : program->instructions)
-    calls.push_back(Call{instruction.fn, arg_pointers.data() + instruction.first_arg, instruction.arg_count});
+bool RunState::Impl::set_threads(std::size_t count, std::string* error) {
+  if (count == 0 || count > 1024) {
+    if (error) *error = fmt::format("thread count {} is out of range (1 to 1024)", count);
+    return false;
+  }
+  if (count == environment.thread_count) return true;
+  std::unique_ptr<pthreadpool, PoolDeleter> next;
+  if (count > 1) {
+    next.reset(pthreadpool_create(count));
+    if (!next) {
+      if (error) *error = fmt::format("cannot start a pool of {} threads", count);
+      return false;
+    }
+  }
+  pool = std::move(next);
+  environment.thread_count = static_cast<uint32_t>(count);
+  environment.threadpool = pool.get();
+  return true;
 }
 
 void RunState::Impl::link_inputs_outputs() {
@@ -65,12 +97,24 @@ void RunState::Impl::link_inputs_outputs() {
   }
 }
 
-RunResult RunState::Impl::execute() {
+RunResult RunState::Impl::execute(InstructionTiming* timings) {
   context.reset();
   et_ops_kernel_context* raw = context.raw();
+  if (timings == nullptr) {
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      call(calls[i], raw);
+      if (raw->failed) return failure(i);
+    }
+    return RunResult{};
+  }
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    const Call& call = calls[i];
-    call.fn(raw, call.args, call.arg_count);
+    const Clock::time_point before = Clock::now();
+    call(calls[i], raw);
+    const Clock::time_point after = Clock::now();
+    timings[i] = InstructionTiming{i, std::chrono::duration<double, std::micro>(before - start).count(),
+                                   std::chrono::duration<double, std::micro>(after - before).count()};
     if (raw->failed) return failure(i);
   }
   return RunResult{};
@@ -108,5 +152,9 @@ bool RunState::set_input(std::size_t i, const void* data, std::size_t nbytes, st
 }
 
 TensorRef RunState::output(std::size_t i) const { return TensorRef(*impl_->outputs.at(i)); }
+
+bool RunState::set_threads(std::size_t count, std::string* error) { return impl_->set_threads(count, error); }
+
+std::size_t RunState::threads() const { return impl_->environment.thread_count; }
 
 }  // namespace et_ops

@@ -1,8 +1,11 @@
 // What one run state holds: the activation arena, its own tensors and
-// values, and for every instruction a pre-resolved call (function plus a
-// pointer to its argument array), so a run is a loop of indirect calls.
+// values, the per-run-state parts of prepared kernels, a thread pool, and
+// for every instruction a pre-resolved call, so a run is a loop of
+// indirect calls.
 #ifndef ET_OPS_SRC_RUNTIME_RUN_STATE_IMPL_H
 #define ET_OPS_SRC_RUNTIME_RUN_STATE_IMPL_H
+
+#include <pthreadpool.h>
 
 #include <cstdlib>
 #include <memory>
@@ -11,6 +14,7 @@
 #include "et_ops/abi.h"
 #include "et_ops/kernel_context.h"
 #include "et_ops/program.h"
+#include "runtime/program_impl.h"
 
 namespace et_ops {
 
@@ -18,34 +22,47 @@ namespace et_ops {
 struct __attribute__((visibility("hidden"))) RunState::Impl {
   struct Call {
     et_ops_kernel_fn fn;
+    et_ops_prepared_run_fn run;  // prepared kernels: called instead of fn
+    const void* prepared;
+    void* instance;
     et_ops_value* const* args;
     std::size_t arg_count;
   };
   struct FreeDeleter {
     void operator()(void* p) const { std::free(p); }
   };
+  struct PoolDeleter {
+    void operator()(pthreadpool_t p) const { pthreadpool_destroy(p); }
+  };
 
   explicit Impl(const Program::Impl& program);
+  ~Impl();
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
-  RunResult execute();
+  RunResult execute(InstructionTiming* timings);
+  bool set_threads(std::size_t count, std::string* error);
 
   const Program::Impl* program;
   std::unique_ptr<uint8_t, FreeDeleter> arena;
   std::vector<et_ops_tensor> tensors;  // one per tensor slot of the program
-  std::vector<et_ops_value> values;
-  std::vector<et_ops_tensor*> list_elements;  // the elements of every tensor_list value, one after another
-  std::vector<et_ops_value*> arg_pointers;
+  runtime::LinkedArguments arguments;
   std::vector<Call> calls;
   std::vector<et_ops_tensor*> inputs;
   std::vector<const et_ops_tensor*> outputs;
+  std::unique_ptr<pthreadpool, PoolDeleter> pool;  // null for one thread
+  et_ops_run_environment environment{sizeof(et_ops_run_environment), 1, nullptr};
   KernelContext context;
 
  private:
   void place_tensors();
-  void link_values();
-  et_ops_tensor* tensor_of(uint32_t value);
   void link_calls();
+  void release_instances();
   void link_inputs_outputs();
+  void call(const Call& c, et_ops_kernel_context* raw) const {
+    if (c.run != nullptr) c.run(raw, c.prepared, c.instance, &environment, c.args, c.arg_count);
+    else c.fn(raw, c.args, c.arg_count);
+  }
   RunResult failure(std::size_t instruction);
 };
 

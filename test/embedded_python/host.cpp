@@ -3,20 +3,28 @@
 // carrying its own copy of the quantized kernels. Both copies register into
 // the one registry of the process.
 //
-//   host --plugin identical|modified|none --order host-first|plugin-first
+//   host --plugin NAME|none --order host-first|plugin-first
 //        [--python-policy P] [--program PROGRAM.etp --input INPUT.npy]
-//        [--with-et-ops-module] [--python-side]
+//        [--with-et-ops-module] [--python-side] [--print-libraries]
 //
+// The plugin is the Python module et_ops_plugin_NAME (identical and
+// modified in the build tree; the wheel's test installs a vendored one).
 // It prints what happens, line by line ("host: ...", "plugin: ...",
-// "registry: ...", "program: ..."), for test_embedded.py to assert on.
+// "registry: ...", "program: ...", "loaded: ..."), for test_embedded.py and
+// the wheel's test to assert on.
 // Exit status: 0 when the host could run to the end, 1 on a failure.
 #include <Python.h>
+#include <link.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "et_ops/kernels/portable.h"
 #include "et_ops/kernels/quantized.h"
+#if defined(HOST_REGISTERS_XNNPACK)
+#include "et_ops/kernels/xnnpack.h"
+#endif
 #include "et_ops/npy.h"
 #include "et_ops/program.h"
 #include "et_ops/registry.h"
@@ -31,6 +39,7 @@ struct Options {
   std::string input;
   bool with_et_ops_module = false;
   bool python_side = false;  // also run and inspect through the et_ops Python module
+  bool print_libraries = false;  // list the et_ops shared objects the process holds at the end
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -48,13 +57,13 @@ bool parse(int argc, char** argv, Options& o) {
         : arg == "--input" ? value(o.input)
         : arg == "--with-et-ops-module" ? (o.with_et_ops_module = true)
         : arg == "--python-side" ? (o.python_side = true)
+        : arg == "--print-libraries" ? (o.print_libraries = true)
         : false)
       continue;
     std::fprintf(stderr, "host: bad argument '%s'\n", arg.c_str());
     return false;
   }
-  return (o.plugin == "identical" || o.plugin == "modified" || o.plugin == "none") &&
-         (o.order == "host-first" || o.order == "plugin-first");
+  return !o.plugin.empty() && (o.order == "host-first" || o.order == "plugin-first");
 }
 
 bool python(const std::string& code) {
@@ -103,6 +112,19 @@ bool print_python_registry() {
       "len(et_ops.registered_operators()), c['registered'], c['deduplicated'], c['conflicts']))\n");
 }
 
+// Every shared object of the project in this process (libet_*), one line
+// each: one registry means exactly one libet_ops.
+void print_loaded_libraries() {
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void*) {
+        const char* slash = std::strrchr(info->dlpi_name, '/');
+        if (slash != nullptr && std::strncmp(slash + 1, "libet_", 6) == 0) std::printf("loaded: %s\n", info->dlpi_name);
+        return 0;
+      },
+      nullptr);
+  std::fflush(stdout);
+}
+
 // Runs the program from C++; returns its output as .npy bytes (empty on failure).
 std::vector<uint8_t> run_in_cpp(const Options& o) {
   auto loaded = et_ops::Program::load(o.program);
@@ -146,6 +168,12 @@ int main(int argc, char** argv) {
     std::printf("host portable kernels: %s\n", r.message().c_str());
     ok = false;
   }
+#if defined(HOST_REGISTERS_XNNPACK)
+  if (auto r = et_ops::kernels::xnnpack::register_kernels(); !r) {
+    std::printf("host xnnpack kernels: %s\n", r.message().c_str());
+    ok = false;
+  }
+#endif
   Py_Initialize();  // the plugins and et_ops come from PYTHONPATH
   if (!o.python_policy.empty())
     ok = ok && python("import et_ops; et_ops.set_duplicate_policy('" + o.python_policy + "')");
@@ -164,6 +192,7 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> output = run_in_cpp(o);
     ok = !output.empty() && (!o.python_side || compare_with_python(o, output));
   }
+  if (o.print_libraries) print_loaded_libraries();
   std::fflush(stdout);
   Py_FinalizeEx();
   return ok ? 0 : 1;

@@ -5,36 +5,20 @@ each case in its own host process.
 Usage: test_embedded.py HOST_EXECUTABLE EXAMPLE_DIR  (PYTHONPATH holds the
 plugins and the et_ops package)."""
 import os
-import re
 import signal
-import subprocess
 import sys
 import unittest
+
+from host_runner import QUANTIZED_OPERATORS, line, numbers
+import host_runner
 
 HOST, EXAMPLE = sys.argv[1], sys.argv[2]
 PROGRAM = os.path.join(EXAMPLE, "qmlp.etp")
 INPUT = os.path.join(EXAMPLE, "qmlp_input_0.npy")
-QUANTIZED_OPERATORS = 19
 
 
 def run_host(policy=None, plugin="identical", order="host-first", extra=()):
-    env = dict(os.environ)
-    env.pop("ET_OPS_DUPLICATE_POLICY", None)
-    if policy is not None:
-        env["ET_OPS_DUPLICATE_POLICY"] = policy
-    args = [HOST, "--plugin", plugin, "--order", order, *extra]
-    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
-
-
-def line(output, prefix):
-    found = [l for l in output.splitlines() if l.startswith(prefix)]
-    if not found:
-        raise AssertionError(f"no line starting with {prefix!r} in:\n{output}")
-    return found[0]
-
-
-def numbers(text):
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text)}
+    return host_runner.run_host(HOST, policy, plugin, order, extra)
 
 
 class FatalPolicy(unittest.TestCase):
@@ -99,13 +83,17 @@ class OwnModuleCoexists(unittest.TestCase):
     def test_under_both_policies(self):
         for policy in ("fatal", "first-wins"):
             with self.subTest(policy=policy):
-                r = run_host(policy, "none", "host-first",
-                             ["--with-et-ops-module", "--python-side", "--program", PROGRAM, "--input", INPUT])
+                r = run_host(policy, "none", "host-first", ["--with-et-ops-module", "--python-side",
+                                                            "--print-libraries", "--program", PROGRAM, "--input", INPUT])
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
                 host = numbers(line(r.stdout, "host:"))
                 self.assertEqual(host["registered"], 0)
                 self.assertEqual(host["unchanged"], QUANTIZED_OPERATORS)
                 self.assertIn("program: C++ and Python outputs byte-identical", r.stdout)
+                loaded = [os.path.basename(path) for path in host_runner.loaded_libraries(r.stdout)]
+                self.assertEqual(len(loaded), len(set(loaded)), loaded)  # each library once
+                self.assertIn("libet_ops.so.0", loaded)
+                self.assertIn("libet_kernels_quantized.so.0", loaded)
 
 
 class ChoosingThePolicy(unittest.TestCase):

@@ -27,6 +27,12 @@ def operators_in_def(component):
     return re.findall(r'ET_OPS_OPERATOR\(\s*\w+,\s*"([^"(]+)\(', code)
 
 
+def project_version():
+    """The version in the project() call of meson.build."""
+    with open(source_path("meson.build"), encoding="utf-8") as f:
+        return re.search(r"^\s*version:\s*'([^']+)'", f.read(), re.M).group(1)
+
+
 def run_python(code, env_overrides=None, cwd=None, timeout=300):
     """Runs `code` in a fresh interpreter (this one) with the test environment."""
     env = dict(os.environ)

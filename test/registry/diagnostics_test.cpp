@@ -5,9 +5,9 @@
 #include "et_ops/diagnostics.h"
 #include "et_ops/registry.h"
 
-TEST_CASE("the catalogue knows both kernel components and their operators", "[diagnostics]") {
+TEST_CASE("the catalogue knows every kernel component and its operators", "[diagnostics]") {
   const auto& components = et_ops::known_components();
-  REQUIRE(components.size() == 2);
+  REQUIRE(components.size() == 3);  // src/kernels/kernel_sets.txt: portable, quantized, xnnpack
   const auto* quantized = et_ops::component_providing("quantized_decomposed::quantize_per_tensor.out");
   REQUIRE(quantized != nullptr);
   CHECK(quantized->name == "kernels_quantized");
@@ -15,6 +15,10 @@ TEST_CASE("the catalogue knows both kernel components and their operators", "[di
   const auto* portable = et_ops::component_providing("aten::mm.out");
   REQUIRE(portable != nullptr);
   CHECK(portable->pkg_config == "et-kernels-portable");
+  const auto* xnnpack = et_ops::component_providing("et_xnnpack::conv2d.out");
+  REQUIRE(xnnpack != nullptr);
+  CHECK(xnnpack->name == "kernels_xnnpack");
+  CHECK(xnnpack->pkg_config == "et-kernels-xnnpack");
   CHECK(et_ops::component_providing("nobody::nothing.out") == nullptr);
 }
 

@@ -295,3 +295,47 @@ TEST_CASE("a schema that starts with its operator keeps its text and what it say
   CHECK(et_ops::lookup_kernel("unit::odd.out").argument_count == 2);
   CHECK(et_ops::lookup_kernel("unit::bad name").argument_count == -1);
 }
+
+namespace {
+int prepared_state;
+void* prepare_stub(et_ops_kernel_context*, et_ops_value* const*, std::size_t) { return &prepared_state; }
+void release_stub(void*) {}
+void run_stub(et_ops_kernel_context*, const void*, void*, const et_ops_run_environment*, et_ops_value* const*,
+              std::size_t) {}
+const et_ops_prepared_kernel prepared_stub{sizeof(et_ops_prepared_kernel), 0, &prepare_stub, &release_stub,
+                                           nullptr, nullptr, &run_stub};
+}  // namespace
+
+TEST_CASE("a version 2 manifest keeps each prepared kernel's functions with its record", "[registry][abi]") {
+  FirstWins guard;
+  const std::string key = et_ops::KernelKey({{et_ops::DType::Int8, {}}}).text();
+  // Text of several lengths, so the kept pointers land after text of every alignment.
+  std::vector<et_ops_kernel_record_v2> records = {
+      {{"unit::p.out", "", &kernel_one, "unit::p.out(Tensor a) -> ()", "f"}, ET_OPS_KERNEL_PREPARED, 0, &prepared_stub},
+      {{"unit::plain.out", "", &kernel_two, "s", "fp-7"}, ET_OPS_KERNEL_PLAIN, 0, nullptr},
+      {{"unit::p.out", key.c_str(), &kernel_int8, "unit::p.out(Tensor a) -> ()", "fingerprint"},
+       ET_OPS_KERNEL_PREPARED, 0, &prepared_stub},
+      {{"unit::prepared_too.out", "", &kernel_two, "s", "0123456"}, ET_OPS_KERNEL_PREPARED, 0, &prepared_stub}};
+  et_ops_manifest m{ET_OPS_ABI_VERSION_PREPARED, sizeof(et_ops_kernel_record_v2), "unit", "9.9", &records[0].base,
+                    records.size()};
+  auto result = et_ops::register_manifest(m);
+  REQUIRE(result.ok());
+  CHECK(result.registered() == 4);
+  const et_ops::ResolvedKernel p = et_ops::lookup_kernel("unit::p.out");
+  CHECK(p.fn == &kernel_one);
+  CHECK(p.prepared == &prepared_stub);
+  CHECK(p.argument_count == 1);
+  CHECK(et_ops::lookup_kernel("unit::plain.out").prepared == nullptr);
+  CHECK(et_ops::lookup_kernel("unit::prepared_too.out").prepared == &prepared_stub);
+  CHECK(lookup_for_int8("unit::p.out") == &kernel_int8);
+  for (const auto& r : et_ops::registered_records()) {
+    if (r.op == "unit::plain.out") CHECK(r.fingerprint == "fp-7");
+    if (r.op == "unit::prepared_too.out") CHECK(r.fingerprint == "0123456");
+    if (r.op == "unit::p.out") CHECK(r.fingerprint == (r.key.empty() ? "f" : "fingerprint"));
+  }
+
+  records[1].kind = 7;
+  CHECK(et_ops::register_manifest(m).message().find("unknown kernel kind 7") != std::string::npos);
+  records[1].kind = ET_OPS_KERNEL_PREPARED;  // without its functions
+  CHECK(et_ops::register_manifest(m).message().find("prepared kernel without") != std::string::npos);
+}

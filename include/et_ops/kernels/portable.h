@@ -83,7 +83,7 @@ ET_OPS_KERNELS_API bool sigmoid_out(KernelContext& ctx, TensorRef self, TensorRe
 // out = tanh(self).
 ET_OPS_KERNELS_API bool tanh_out(KernelContext& ctx, TensorRef self, TensorRef out);
 
-// ---- matrix products (float32, accumulated in float32) ----
+// ---- matrix products (float32, accumulated in float64, rounded once) ----
 
 // out[n, m] = self[n, k] @ mat2[k, m].
 ET_OPS_KERNELS_API bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out);

@@ -461,11 +461,11 @@ int64_t column_offset(const GemmOut& out, int64_t j) {
 }
 
 struct Scratch {
-  double* panel;     // kDepthBlock x kMaxPanelWidth
-  double* lhs_tile;  // kTileRows x kDepthBlock
-  double* partial;   // kPartialSums
-  float* staging;    // kTileRows x kMaxPanelWidth
-  double* col_bias;  // kMaxPanelWidth
+  double* panel;      // kDepthBlock x kMaxPanelWidth
+  double* lhs_tile;   // kTileRows x kDepthBlock
+  double* partial;    // kPartialSums
+  float* staging;     // kTileRows x kMaxPanelWidth
+  double* col_bias;   // kMaxPanelWidth
   double* tile_bias;  // kTileRows x kMaxPanelWidth
 };
 

@@ -47,7 +47,7 @@ TEST_CASE("mm: every layout of every operand gives the same bits", "[portable][m
   Owned<float> reference({5, 4}, Owned<float>::filled({5, 4}, 0));
   KernelContext ctx;
   REQUIRE(portable::mm_out(ctx, a, b, reference));
-  // Against a float64 product: float32 accumulation of 7 terms.
+  // Against a float64 product of 7 terms.
   for (int64_t i = 0; i < 5; ++i)
     for (int64_t j = 0; j < 4; ++j) {
       double exact = 0;

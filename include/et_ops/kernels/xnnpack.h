@@ -1,0 +1,34 @@
+// libet_kernels_xnnpack.so: int8 operators on XNNPACK, for programs exported
+// with the xnnpack backend (et_ops.export.export(..., backend="xnnpack")):
+// et_xnnpack::conv2d.out (per-channel weights, grouped and depthwise),
+// linear.out, add.out, adaptive_avg_pool2d.out (to 1x1), max_pool2d.out and
+// convert_layout.out. See docs/kernels-xnnpack.md for their schemas and
+// numbers.
+//
+// Every kernel is a prepared kernel (et_ops/kernel_library.h): a program
+// that uses them checks their arguments and prepares weights once, when it
+// loads; each run state holds its own XNNPACK operators and runs them on
+// its thread pool (RunState::set_threads). Call register_kernels() once
+// (more calls are no-ops) to make them available to programs.
+#ifndef ET_OPS_KERNELS_XNNPACK_H
+#define ET_OPS_KERNELS_XNNPACK_H
+
+#include "et_ops/abi.h"
+#include "et_ops/export.h"
+#include "et_ops/registry.h"
+
+namespace et_ops::kernels::xnnpack {
+
+inline constexpr const char* kComponent = "kernels_xnnpack";
+
+// Registers every kernel of this library into the process registry, with
+// this library's path as origin. Idempotent.
+[[nodiscard]] ET_OPS_KERNELS_API RegistrationResult register_kernels();
+
+// The library's manifest (component, version, records with schema,
+// fingerprint and prepared-kernel functions).
+ET_OPS_KERNELS_API const et_ops_manifest& manifest();
+
+}  // namespace et_ops::kernels::xnnpack
+
+#endif  // ET_OPS_KERNELS_XNNPACK_H

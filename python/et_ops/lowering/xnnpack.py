@@ -1,0 +1,480 @@
+"""The xnnpack backend: int8 operators of libet_kernels_xnnpack.so in place of Q/DQ float code.
+
+`rewrite(builder)` takes a program lowered for the reference path and
+returns a new one in which every pattern
+
+    dequantize_per_tensor(x) -> OP -> [relu | hardtanh] -> quantize_per_tensor
+
+whose OP is a convolution, a linear layer (weights int8, symmetric, per
+tensor or per channel, dequantized from constants), an addition of two
+dequantized tensors, a global average pooling or a max pooling with
+unchanged quantization parameters, becomes one `et_xnnpack::*` operator
+computing in integers and requantizing, as PyTorch's quantized engines do.
+A following `dequantize -> relu | hardtanh -> quantize` with the same
+parameters folds into the operator's output clamp. Everything else stays on
+the reference path, unchanged.
+
+The int8 operators take int8 activations: a uint8 activation whose every
+use is a quantize or dequantize is stored as int8 instead, its values and
+zero point minus 128 (an exact change of representation). Their 4-dim
+activations are channels-last in memory: `et_xnnpack::convert_layout`
+copies between layouts where a tensor crosses from one path to the other.
+"""
+
+import numpy as np
+
+from ..etp import NUMPY_DTYPES, ProgramBuilder
+
+NAME = "xnnpack"
+
+Q = "quantized_decomposed::quantize_per_tensor.out"
+DQ = "quantized_decomposed::dequantize_per_tensor.out"
+DQ_CHANNEL = "quantized_decomposed::dequantize_per_channel.out"
+CONVOLUTION = "aten::convolution.out"
+LINEAR = "aten::linear.out"
+ADD = "aten::add.out"
+RELU = "aten::relu.out"
+HARDTANH = "aten::hardtanh.out"
+ADAPTIVE_AVG_POOL2D = "aten::adaptive_avg_pool2d.out"
+MEAN = "aten::mean.out"
+MAX_POOL2D = "aten::max_pool2d_with_indices.out"
+
+CONV2D_INT8 = "et_xnnpack::conv2d.out"
+LINEAR_INT8 = "et_xnnpack::linear.out"
+ADD_INT8 = "et_xnnpack::add.out"
+ADAPTIVE_AVG_POOL2D_INT8 = "et_xnnpack::adaptive_avg_pool2d.out"
+MAX_POOL2D_INT8 = "et_xnnpack::max_pool2d.out"
+CONVERT_LAYOUT = "et_xnnpack::convert_layout.out"
+
+OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, CONVERT_LAYOUT)
+CHANNELS_LAST = [0, 2, 3, 1]
+
+
+class _Program:
+    """A lowered program's values and instructions, with who produces and who reads each value."""
+
+    def __init__(self, builder):
+        self.builder = builder
+        self.values = [dict(v) for v in builder._values]
+        self.data = dict(builder._constants)
+        self.instructions = [dict(i, args=list(i["args"])) for i in builder._instructions]
+        self.outputs = list(builder._outputs)
+        self.inputs = list(builder._inputs)
+        self.producer = {}
+        self.readers = {}
+        for n, instruction in enumerate(self.instructions):
+            written = _written_arguments(instruction)
+            for position, v in enumerate(instruction["args"]):
+                if position in written:
+                    self.producer[v] = n
+                else:
+                    self.readers.setdefault(v, []).append(n)
+
+    def scalar(self, v):
+        value = self.values[v]
+        return None if value["type"] == "none" else value.get("value")
+
+    def is_constant(self, v):
+        return v in self.data
+
+    def array(self, v):
+        value = self.values[v]
+        return np.frombuffer(self.data[v], dtype=NUMPY_DTYPES[value["dtype"]]).reshape(value["sizes"])
+
+    def only_reader(self, v, n):
+        """Whether instruction n is the one reader of v, and v is no program output."""
+        return self.readers.get(v, []) == [n] and v not in self.outputs
+
+    def produced_by(self, v, op):
+        n = self.producer.get(v)
+        return n if n is not None and self.instructions[n]["op"] == op else None
+
+
+def _written_arguments(instruction):
+    """Positions of the out arguments: the last one, two for max_pool2d_with_indices."""
+    count = 2 if instruction["op"] == MAX_POOL2D else 1
+    return set(range(len(instruction["args"]) - count, len(instruction["args"])))
+
+
+class _Match:
+    """One int8 operator replacing instructions `consumed`."""
+
+    def __init__(self, op, consumed, inputs, output, output_q, build):
+        self.op = op
+        self.consumed = consumed  # instruction indices it replaces
+        self.inputs = inputs  # quantized activation values it reads
+        self.output = output  # the quantized value it writes
+        self.output_q = output_q  # (scale, zero point, quant_min, quant_max, dtype) of output
+        self.build = build  # (new builder, value map, clamp) -> argument list
+        self.clamp = None  # (min, max) in the output's stored units, from a folded relu / hardtanh
+
+
+def _per_tensor(p, n, op):
+    """(input, (scale, zero_point, quant_min, quant_max, dtype), output) of a Q or DQ instruction."""
+    args = p.instructions[n]["args"]
+    qparams = (float(p.scalar(args[1])), int(p.scalar(args[2])), int(p.scalar(args[3])), int(p.scalar(args[4])),
+               p.scalar(args[5]))
+    if op == DQ and p.scalar(args[6]) not in (None, "float32"):
+        return None
+    return args[0], qparams, args[-1]
+
+
+def _activation(p, v, reader):
+    """The quantized activation that float value v dequantizes, read by instruction `reader`."""
+    n = p.produced_by(v, DQ)
+    if n is None:
+        return None
+    x, qparams, _ = _per_tensor(p, n, DQ)
+    if qparams[4] not in ("int8", "uint8") or p.is_constant(x):
+        return None
+    return n, x, qparams
+
+
+def _weight(p, v, reader):
+    """(dequantize instruction, int8 weight constant, per-channel scales) of a weight, if symmetric int8."""
+    n = p.produced_by(v, DQ_CHANNEL)
+    if n is not None and p.only_reader(v, reader):
+        args = p.instructions[n]["args"]
+        w, scales, zero_points, axis = args[0], args[1], args[2], p.scalar(args[3])
+        if (p.is_constant(w) and p.values[w]["dtype"] == "int8" and axis == 0 and p.is_constant(scales)
+                and p.is_constant(zero_points) and not p.array(zero_points).any()
+                and p.scalar(args[7]) in (None, "float32")):
+            return n, w, p.array(scales).astype(np.float32)
+        return None
+    n = p.produced_by(v, DQ)
+    if n is not None and p.only_reader(v, reader):
+        w, qparams, _ = _per_tensor(p, n, DQ)
+        if p.is_constant(w) and qparams[4] == "int8" and qparams[1] == 0:
+            return n, w, np.asarray([qparams[0]], dtype=np.float32)
+    return None
+
+
+def _clamp_of(p, n, quantized):
+    """The output clamp that relu or hardtanh instruction n amounts to on the quantized output."""
+    scale, zero_point, quant_min, quant_max, _ = quantized
+    instruction = p.instructions[n]
+    if instruction["op"] == RELU:
+        return max(zero_point, quant_min), quant_max
+    low, high = (float(p.scalar(a)) for a in instruction["args"][1:3])
+    q_low = zero_point + round(low / scale) if low != 0 else zero_point
+    q_high = zero_point + int(np.round(np.float32(high) / np.float32(scale)))
+    if low != 0 and low != -np.inf:
+        return None  # only relu-like lower bounds are exact on the integers
+    return max(quant_min, q_low), min(quant_max, q_high)
+
+
+def _match_at(p, n):
+    """The int8 operator that quantize instruction n ends, or None."""
+    y_float, out_q, y_q = _per_tensor(p, n, Q)
+    if out_q[4] not in ("int8", "uint8"):
+        return None
+    consumed = [n]
+    clamp = None
+    m = p.producer.get(y_float)
+    if m is None or not p.only_reader(y_float, n):
+        return None
+    if p.instructions[m]["op"] in (RELU, HARDTANH):
+        clamp = _clamp_of(p, m, out_q)
+        if clamp is None:
+            return None
+        consumed.append(m)
+        y_float = p.instructions[m]["args"][0]
+        m = p.producer.get(y_float)
+        if m is None or not p.only_reader(y_float, consumed[-1]):
+            return None
+    instruction = p.instructions[m]
+    op, args = instruction["op"], instruction["args"]
+    consumed.append(m)
+    match = None
+    if op == CONVOLUTION and not p.scalar(args[6]) and not any(p.scalar(args[7]) or []):
+        match = _convolution(p, m, args, consumed, y_q, out_q)
+    elif op == LINEAR:
+        match = _linear(p, m, args, consumed, y_q, out_q)
+    elif op == ADD and p.scalar(args[2]) == 1:
+        match = _add(p, m, args, consumed, y_q, out_q)
+    elif op == ADAPTIVE_AVG_POOL2D and list(p.scalar(args[1])) == [1, 1] and len(p.values[args[0]]["sizes"]) == 4:
+        match = _average_pool(p, m, args, consumed, y_q, out_q)
+    elif op == MEAN and _is_global_average_pool(p, args):
+        match = _average_pool(p, m, args, consumed, y_q, out_q)
+    elif op == MAX_POOL2D and clamp is None and not p.readers.get(args[-1]):
+        match = _max_pool(p, m, args, consumed, y_q, out_q)
+    if match is not None:
+        match.clamp = clamp
+    return match
+
+
+def _shift(q):
+    """How far a tensor's stored values move: uint8 activations are stored as int8, minus 128."""
+    return 128 if q[4] == "uint8" else 0
+
+
+def _quant_args(b, q):
+    return [b.double(q[0]), b.integer(q[1] - _shift(q))]
+
+
+def _output_args(b, match):
+    q = match.output_q
+    low, high = match.clamp if match.clamp else (q[2], q[3])
+    shift = _shift(q)
+    return [b.double(q[0]), b.integer(q[1] - shift), b.integer(low - shift), b.integer(high - shift)]
+
+
+def _copy_value(p, b, v):
+    """Value v of the old program in the new builder (constants with their data)."""
+    value = p.values[v]
+    if v in p.data:
+        array = p.array(v)
+        return b.constant(array, value["dtype"])
+    if value["type"] == "tensor":
+        return b.tensor(value["dtype"], value["sizes"], value.get("dim_order"))
+    if value["type"] == "none":
+        return b.none()
+    if value["type"] == "int":
+        return b.integer(value["value"])
+    if value["type"] == "double":
+        return b.double(value["value"])
+    if value["type"] == "bool":
+        return b.boolean(value["value"])
+    if value["type"] == "scalar_type":
+        return b.scalar_type(value["value"])
+    if value["type"] == "int_list":
+        return b.int_list(value["value"])
+    raise ValueError(f"value {v} of type {value['type']} cannot be copied")
+
+
+def _convolution(p, m, args, consumed, y_q, out_q):
+    x = _activation(p, args[0], m)
+    w = _weight(p, args[1], m)
+    if x is None or w is None or len(p.values[args[0]]["sizes"]) != 4:
+        return None
+    bias = args[2]
+    if p.values[bias]["type"] != "none" and not (p.is_constant(bias) and p.values[bias]["dtype"] == "float32"):
+        return None
+    dq_x, x_q, x_params = x
+    dq_w, weight, scales = w
+    consumed += [dq_w] + ([dq_x] if p.only_reader(args[0], m) else [])
+    stride, padding, dilation, groups = (p.scalar(a) for a in (args[3], args[4], args[5], args[8]))
+
+    def build(b, new, clamp):
+        return [new(x_q), *_quant_args(b, x_params), new(weight), b.constant(scales, "float32"),
+                b.none() if p.values[bias]["type"] == "none" else new(bias), b.int_list(stride),
+                b.int_list(padding), b.int_list(dilation), b.integer(groups)]
+
+    return _Match(CONV2D_INT8, consumed, [x_q], y_q, out_q, build)
+
+
+def _linear(p, m, args, consumed, y_q, out_q):
+    x = _activation(p, args[0], m)
+    w = _weight(p, args[1], m)
+    if x is None or w is None:
+        return None
+    bias = args[2]
+    if p.values[bias]["type"] != "none" and not (p.is_constant(bias) and p.values[bias]["dtype"] == "float32"):
+        return None
+    dq_x, x_q, x_params = x
+    dq_w, weight, scales = w
+    consumed += [dq_w] + ([dq_x] if p.only_reader(args[0], m) else [])
+
+    def build(b, new, clamp):
+        return [new(x_q), *_quant_args(b, x_params), new(weight), b.constant(scales, "float32"),
+                b.none() if p.values[bias]["type"] == "none" else new(bias)]
+
+    return _Match(LINEAR_INT8, consumed, [x_q], y_q, out_q, build)
+
+
+def _add(p, m, args, consumed, y_q, out_q):
+    a, c = _activation(p, args[0], m), _activation(p, args[1], m)
+    if a is None or c is None or p.values[args[0]]["sizes"] != p.values[args[1]]["sizes"]:
+        return None
+    for dq, _, _ in (a, c):
+        value = p.instructions[dq]["args"][-1]
+        if p.only_reader(value, m) and dq not in consumed:
+            consumed.append(dq)
+
+    def build(b, new, clamp):
+        return [new(a[1]), *_quant_args(b, a[2]), new(c[1]), *_quant_args(b, c[2])]
+
+    return _Match(ADD_INT8, consumed, [a[1], c[1]], y_q, out_q, build)
+
+
+def _is_global_average_pool(p, args):
+    """mean over the last two dimensions of a 4-D tensor, kept as 1 x 1 (what a 1 x 1 adaptive pooling lowers to)."""
+    if len(p.values[args[0]]["sizes"]) != 4 or p.scalar(args[2]) is not True:
+        return False
+    dims = p.scalar(args[1])
+    return dims is not None and sorted(d % 4 for d in dims) == [2, 3] and p.scalar(args[3]) is None
+
+
+def _average_pool(p, m, args, consumed, y_q, out_q):
+    x = _activation(p, args[0], m)
+    if x is None:
+        return None
+    dq_x, x_q, x_params = x
+    consumed += [dq_x] if p.only_reader(args[0], m) else []
+
+    def build(b, new, clamp):
+        return [new(x_q), *_quant_args(b, x_params), b.int_list([1, 1])]
+
+    return _Match(ADAPTIVE_AVG_POOL2D_INT8, consumed, [x_q], y_q, out_q, build)
+
+
+def _max_pool(p, m, args, consumed, y_q, out_q):
+    x = _activation(p, args[0], m)
+    if x is None or x[2] != out_q or len(p.values[args[0]]["sizes"]) != 4:
+        return None  # exact on the integers only when the parameters are unchanged
+    dq_x, x_q, _ = x
+    consumed += [dq_x] if p.only_reader(args[0], m) else []
+    kernel, stride, padding, dilation = (p.scalar(a) for a in args[1:5])
+
+    def build(b, new, clamp):
+        return [new(x_q), b.int_list(kernel), b.int_list(stride or kernel), b.int_list(padding),
+                b.int_list(dilation), b.boolean(bool(p.scalar(args[5])))]
+
+    match = _Match(MAX_POOL2D_INT8, consumed, [x_q], y_q, out_q, build)
+    match.plain_output = True  # no quantization arguments
+    return match
+
+
+def _fold_clamps(p, matches, by_output):
+    """dequantize -> relu | hardtanh -> quantize (same parameters) after an int8 operator: its clamp."""
+    taken = {n for m in matches for n in m.consumed}
+    for n, instruction in enumerate(p.instructions):
+        if instruction["op"] != Q or n in taken:
+            continue
+        y_float, out_q, y_q = _per_tensor(p, n, Q)
+        m = p.producer.get(y_float)
+        if m is None or p.instructions[m]["op"] not in (RELU, HARDTANH) or not p.only_reader(y_float, n):
+            continue
+        x = _activation(p, p.instructions[m]["args"][0], m)
+        if x is None or x[2] != out_q or not p.only_reader(p.instructions[m]["args"][0], m):
+            continue
+        dq, x_q, _ = x
+        match = by_output.get(x_q)
+        if match is None or match.op == MAX_POOL2D_INT8 or not p.only_reader(x_q, dq):
+            continue
+        clamp = _clamp_of(p, m, out_q)
+        if clamp is None:
+            continue
+        low, high = match.clamp or (out_q[2], out_q[3])
+        match.clamp = (max(low, clamp[0]), min(high, clamp[1]))
+        match.consumed += [dq, m, n]
+        taken.update((dq, m, n))
+        match.folded_into = y_q  # the operator writes the clamped value directly
+        del by_output[x_q]
+        by_output[y_q] = match
+
+
+def rewrite(builder):
+    """A new ProgramBuilder with the int8 operators of the xnnpack kernel set where patterns match."""
+    p = _Program(builder)
+    matches = []
+    for n, instruction in enumerate(p.instructions):
+        if instruction["op"] == Q:
+            match = _match_at(p, n)
+            if match is not None:
+                matches.append(match)
+    by_output = {match.output: match for match in matches}
+    _fold_clamps(p, matches, by_output)
+    matches = [m for m in matches if not _touches_unshiftable(p, m)]
+    return _build(p, matches)
+
+
+def _shiftable(p, v):
+    """A uint8 activation whose every use is a per-tensor quantize or dequantize (int8 can hold it, shifted)."""
+    users = p.readers.get(v, []) + ([p.producer[v]] if v in p.producer else [])
+    return v not in p.outputs and v not in p.inputs and all(p.instructions[u]["op"] in (Q, DQ) for u in users)
+
+
+def _touches_unshiftable(p, match):
+    values = match.inputs + [getattr(match, "folded_into", match.output)]
+    return any(p.values[v]["dtype"] == "uint8" and not _shiftable(p, v) for v in values)
+
+
+def _dead_instructions(p, matches, consumed):
+    """Reference instructions left without readers once the matches replaced theirs (a dequantize that
+    fed only int8 operators, say)."""
+    dead = set()
+    changed = True
+    while changed:
+        changed = False
+        read = set(p.outputs) | {v for m in matches for v in m.inputs}
+        for n, instruction in enumerate(p.instructions):
+            if n not in consumed and n not in dead:
+                written = _written_arguments(instruction)
+                read.update(v for i, v in enumerate(instruction["args"]) if i not in written)
+        for n, instruction in enumerate(p.instructions):
+            if n in consumed or n in dead:
+                continue
+            written = [instruction["args"][i] for i in _written_arguments(instruction)]
+            if not any(v in read for v in written):
+                dead.add(n)
+                changed = True
+    return dead
+
+
+def _build(p, matches):
+    consumed = {n for m in matches for n in m.consumed}
+    consumed |= _dead_instructions(p, matches, consumed)
+    at = {max(m.consumed): m for m in matches}  # emitted where its last instruction was
+    written_by = {getattr(m, "folded_into", m.output): m for m in matches}
+    int8_values = {v for m in matches for v in m.inputs} | set(written_by)
+    shifted = {v for v in int8_values if p.values[v]["dtype"] == "uint8"}
+
+    def channels_last(v):
+        sizes = p.values[v]["sizes"]
+        return v in int8_values and len(sizes) == 4 and sizes[2:] != [1, 1]
+
+    # Channels-last int8 values that the reference path reads or writes too:
+    # there they are a contiguous twin, copied by convert_layout.
+    remaining = [n for n in range(len(p.instructions)) if n not in consumed]
+    touched_by_reference = {v for n in remaining for v in p.instructions[n]["args"]} | set(p.outputs)
+    needs_twin = {v for v in int8_values if channels_last(v) and v in touched_by_reference}
+
+    b = ProgramBuilder(p.builder.name)
+    b.metadata = dict(p.builder.metadata, backend=NAME)
+    mapped, twins = {}, {}
+
+    def new(v):
+        if v not in mapped:
+            if v in int8_values:
+                mapped[v] = b.tensor("int8", p.values[v]["sizes"], CHANNELS_LAST if channels_last(v) else None)
+            else:
+                mapped[v] = _copy_value(p, b, v)
+        return mapped[v]
+
+    def reference(v):
+        if v not in needs_twin:
+            return new(v)
+        if v not in twins:
+            twins[v] = b.tensor("int8" if v in shifted else p.values[v]["dtype"], p.values[v]["sizes"])
+        return twins[v]
+
+    for v in p.inputs:
+        b.input(new(v))
+    for n, instruction in enumerate(p.instructions):
+        if n in at:
+            match = at[n]
+            args = match.build(b, new, match.clamp)
+            if not getattr(match, "plain_output", False):
+                args += _output_args(b, match)
+            out = getattr(match, "folded_into", match.output)
+            b.instruction(match.op, args + [new(out)])
+            if out in needs_twin:
+                b.instruction(CONVERT_LAYOUT, [new(out), reference(out)])
+        if n in consumed:
+            continue
+        op, args = instruction["op"], instruction["args"]
+        new_args = [reference(v) for v in args]
+        if op in (Q, DQ) and args[0 if op == DQ else -1] in shifted:
+            new_args[2] = b.integer(p.scalar(args[2]) - 128)
+            new_args[3] = b.integer(-128)
+            new_args[4] = b.integer(127)
+            new_args[5] = b.scalar_type("int8")
+        b.instruction(op, new_args)
+        for position in _written_arguments(instruction):
+            v = args[position]
+            if v in needs_twin:  # written here, read channels-last by the int8 path
+                b.instruction(CONVERT_LAYOUT, [reference(v), new(v)])
+    for v in p.outputs:
+        b.output(reference(v))
+    return b

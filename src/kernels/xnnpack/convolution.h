@@ -1,0 +1,47 @@
+// What conv2d and linear share: both run as an XNNPACK qc8 (int8, one
+// weight scale per output channel) NHWC convolution. The prepared state
+// holds the weights reordered for XNNPACK, the bias in accumulator units
+// and the requantization parameters; each run state creates its own
+// operator from it (XNNPACK packs the weights then).
+#ifndef ET_OPS_SRC_KERNELS_XNNPACK_CONVOLUTION_H
+#define ET_OPS_SRC_KERNELS_XNNPACK_CONVOLUTION_H
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "engine.h"
+#include "quantization.h"
+
+namespace et_ops::kernels::xnnpack::detail {
+
+struct ConvolutionGeometry {
+  std::size_t batch = 1, in_height = 1, in_width = 1, in_channels = 0;
+  std::size_t out_channels = 0, groups = 1;
+  uint32_t kernel_height = 1, kernel_width = 1;
+  uint32_t stride_height = 1, stride_width = 1;
+  uint32_t padding_height = 0, padding_width = 0;
+  uint32_t dilation_height = 1, dilation_width = 1;
+};
+
+struct ConvolutionState {
+  const char* op = "";
+  ConvolutionGeometry geometry;
+  std::vector<int8_t> weights;  // [groups][group output channels][kh][kw][group input channels]
+  std::vector<float> weight_scales;
+  std::vector<int32_t> bias;
+  QuantParams input;
+  OutputParams output;
+  int64_t input_numel = 0, output_numel = 0;  // what every run's tensors hold
+};
+
+// Makes a run state's XNNPACK operator for the state; null (reported) on failure.
+std::unique_ptr<RunStateOperator> create_convolution(KernelContext& ctx, const ConvolutionState& state);
+
+// Runs it: input and out hold the state's element counts.
+bool run_convolution(KernelContext& ctx, const ConvolutionState& state, RunStateOperator& instance,
+                     const RunEnvironment& env, TensorRef input, TensorRef out);
+
+}  // namespace et_ops::kernels::xnnpack::detail
+
+#endif  // ET_OPS_SRC_KERNELS_XNNPACK_CONVOLUTION_H

@@ -1,0 +1,133 @@
+// Starting XNNPACK and the shared argument checks.
+#include "engine.h"
+
+#include <cpuinfo.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string_view>
+
+namespace et_ops::kernels::xnnpack::detail {
+
+namespace {
+
+constexpr const char* kMaxIsaVariable = "ET_OPS_XNNPACK_MAX_ISA";
+
+// ET_OPS_XNNPACK_MAX_ISA=avx2 makes XNNPACK choose the microkernels of an
+// AVX2 machine on an AVX-512 one (cpuinfo's AVX-512 flags cleared before
+// XNNPACK reads them), so tests and benchmarks can run both paths.
+bool apply_max_isa(std::string_view cap) {
+  if (cap.empty() || cap == "native") return true;
+  if (cap != "avx2" || !cpuinfo_initialize()) return false;
+  cpuinfo_isa.avx512f = cpuinfo_isa.avx512pf = cpuinfo_isa.avx512er = cpuinfo_isa.avx512cd = false;
+  cpuinfo_isa.avx512dq = cpuinfo_isa.avx512bw = cpuinfo_isa.avx512vl = cpuinfo_isa.avx512ifma = false;
+  cpuinfo_isa.avx512vbmi = cpuinfo_isa.avx512vbmi2 = cpuinfo_isa.avx512bitalg = false;
+  cpuinfo_isa.avx512vpopcntdq = cpuinfo_isa.avx512vnni = cpuinfo_isa.avx512bf16 = false;
+  cpuinfo_isa.avx512vp2intersect = cpuinfo_isa.avx512_4vnniw = cpuinfo_isa.avx512_4fmaps = false;
+  return true;
+}
+
+}  // namespace
+
+bool initialize(KernelContext& ctx, const char* op) {
+  static const char* const cap = std::getenv(kMaxIsaVariable);
+  static const bool cap_ok = apply_max_isa(cap ? cap : "");
+  static const xnn_status status = cap_ok ? xnn_initialize(nullptr) : xnn_status_invalid_parameter;
+  if (!cap_ok)
+    return fail(ctx, op, "{}='{}' is not valid: use avx2 or native", kMaxIsaVariable, cap ? cap : "");
+  if (status == xnn_status_success) return true;
+  return fail(ctx, op, "XNNPACK cannot start on this CPU (xnn_initialize: xnn_status {})", static_cast<int>(status));
+}
+
+namespace {
+
+const char* status_name(xnn_status status) {
+  switch (status) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "uninitialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+  }
+  return "unknown status";
+}
+
+}  // namespace
+
+bool check_status(KernelContext& ctx, const char* op, xnn_status status, const char* call) {
+  if (status == xnn_status_success) return true;
+  return fail(ctx, op, "XNNPACK {} failed: {} (xnn_status {})", call, status_name(status), static_cast<int>(status));
+}
+
+bool check_scale(KernelContext& ctx, const char* op, const char* name, double scale) {
+  if (std::isfinite(scale) && scale > 0.0 && scale >= std::numeric_limits<float>::min() &&
+      scale <= std::numeric_limits<float>::max())
+    return true;
+  return fail(ctx, op, "{} must be a positive, finite scale (a normal float32), got {}", name, scale);
+}
+
+bool check_zero_point(KernelContext& ctx, const char* op, const char* name, int64_t zero_point) {
+  if (zero_point >= INT8_MIN && zero_point <= INT8_MAX) return true;
+  return fail(ctx, op, "{} must lie in [-128, 127] (int8), got {}", name, zero_point);
+}
+
+bool check_output_range(KernelContext& ctx, const char* op, int64_t output_min, int64_t output_max) {
+  if (output_min >= INT8_MIN && output_max <= INT8_MAX && output_min < output_max) return true;
+  return fail(ctx, op, "output_min and output_max must satisfy -128 <= output_min < output_max <= 127, got {} and {}",
+              output_min, output_max);
+}
+
+bool check_activation(KernelContext& ctx, const char* op, const char* name, TensorRef t, int64_t rank) {
+  if (!check_dtype(ctx, op, name, t, DType::Int8)) return false;
+  if (t.dim() != rank) return fail(ctx, op, "{} must have {} dimensions, got {} ({})", name, rank, t.dim(), shape_string(t));
+  for (int64_t d = 0; d < rank; ++d)
+    if (t.size(d) <= 0) return fail(ctx, op, "{} has an empty dimension {} ({})", name, d, shape_string(t));
+  return true;
+}
+
+namespace {
+
+// Whether t's strides are those of `order` (outermost first), ignoring
+// dimensions of size 1.
+bool has_layout(TensorRef t, const int64_t* order) {
+  int64_t expected = 1;
+  for (int64_t i = t.dim(); i-- > 0;) {
+    const int64_t d = order[i];
+    if (t.size(d) != 1 && t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool check_channels_last(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  static constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
+  if (t.dim() == 4 && has_layout(t, kChannelsLast)) return true;
+  return fail(ctx, op, "{} ({}) must be channels-last in memory (dim_order [0, 2, 3, 1]), got strides {}", name,
+              shape_string(t), kernels::detail::list_string(t.strides(), t.dim()));
+}
+
+bool check_row_major(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  static constexpr int64_t kRowMajor[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  if (t.dim() <= ET_OPS_MAX_DIMS && has_layout(t, kRowMajor)) return true;
+  return fail(ctx, op, "{} ({}) must be contiguous (row-major), got strides {}", name, shape_string(t),
+              kernels::detail::list_string(t.strides(), t.dim()));
+}
+
+bool check_constant(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  if (t.data() != nullptr) return check_tensor(ctx, op, name, t);
+  return fail(ctx, op, "{} must be a constant of the program (its values are packed when the program loads)", name);
+}
+
+bool check_output_sizes(KernelContext& ctx, const char* op, TensorRef out, const int64_t* sizes, int64_t rank) {
+  bool same = out.dim() == rank;
+  for (int64_t d = 0; same && d < rank; ++d) same = out.size(d) == sizes[d];
+  if (same) return true;
+  return fail(ctx, op, "out has sizes {}, expected {}", shape_string(out), kernels::detail::list_string(sizes, rank));
+}
+
+}  // namespace et_ops::kernels::xnnpack::detail

@@ -1,0 +1,123 @@
+// The kernels of libet_kernels_xnnpack.so, all prepared kernels (see
+// et_ops/kernel_library.h): prepare checks every argument once when a
+// program loads and keeps what the runs need; instantiate makes a run
+// state's XNNPACK operator; run sets it up for the run state's tensors and
+// thread pool (once) and runs it.
+#ifndef ET_OPS_SRC_KERNELS_XNNPACK_KERNELS_H
+#define ET_OPS_SRC_KERNELS_XNNPACK_KERNELS_H
+
+#include <memory>
+#include <optional>
+
+#include "convolution.h"
+#include "engine.h"
+#include "quantization.h"
+
+namespace et_ops::kernels::xnnpack {
+
+using Conv2dState = detail::ConvolutionState;
+using LinearState = detail::ConvolutionState;
+
+struct AddState {
+  detail::QuantParams self, other;
+  detail::OutputParams output;
+  int64_t numel = 0;
+};
+
+struct PoolingState {
+  std::size_t batch = 0, channels = 0, height = 0, width = 0;
+  uint32_t kernel_height = 1, kernel_width = 1, stride_height = 1, stride_width = 1;
+  uint32_t padding_height = 0, padding_width = 0, dilation_height = 1, dilation_width = 1;
+  detail::QuantParams input;
+  detail::OutputParams output;
+  int64_t input_numel = 0, output_numel = 0;
+};
+
+struct LayoutState {
+  int64_t numel = 0;
+};
+
+using detail::RunStateOperator;
+
+// ---- conv2d ----
+std::unique_ptr<Conv2dState> conv2d_prepare(KernelContext& ctx, TensorRef input, double input_scale,
+                                            int64_t input_zero_point, TensorRef weight, TensorRef weight_scales,
+                                            std::optional<TensorRef> bias, IntList stride, IntList padding,
+                                            IntList dilation, int64_t groups, double output_scale,
+                                            int64_t output_zero_point, int64_t output_min, int64_t output_max,
+                                            TensorRef out);
+std::unique_ptr<RunStateOperator> conv2d_instantiate(KernelContext& ctx, const Conv2dState& state, TensorRef, double,
+                                                     int64_t, TensorRef, TensorRef, std::optional<TensorRef>, IntList,
+                                                     IntList, IntList, int64_t, double, int64_t, int64_t, int64_t,
+                                                     TensorRef);
+bool conv2d_run(KernelContext& ctx, const Conv2dState& state, RunStateOperator& instance, const RunEnvironment& env,
+                TensorRef input, double, int64_t, TensorRef, TensorRef, std::optional<TensorRef>, IntList, IntList,
+                IntList, int64_t, double, int64_t, int64_t, int64_t, TensorRef out);
+
+// ---- linear ----
+std::unique_ptr<LinearState> linear_prepare(KernelContext& ctx, TensorRef input, double input_scale,
+                                            int64_t input_zero_point, TensorRef weight, TensorRef weight_scales,
+                                            std::optional<TensorRef> bias, double output_scale,
+                                            int64_t output_zero_point, int64_t output_min, int64_t output_max,
+                                            TensorRef out);
+std::unique_ptr<RunStateOperator> linear_instantiate(KernelContext& ctx, const LinearState& state, TensorRef, double,
+                                                     int64_t, TensorRef, TensorRef, std::optional<TensorRef>, double,
+                                                     int64_t, int64_t, int64_t, TensorRef);
+bool linear_run(KernelContext& ctx, const LinearState& state, RunStateOperator& instance, const RunEnvironment& env,
+                TensorRef input, double, int64_t, TensorRef, TensorRef, std::optional<TensorRef>, double, int64_t,
+                int64_t, int64_t, TensorRef out);
+
+// ---- add ----
+std::unique_ptr<AddState> add_prepare(KernelContext& ctx, TensorRef self, double self_scale, int64_t self_zero_point,
+                                      TensorRef other, double other_scale, int64_t other_zero_point,
+                                      double output_scale, int64_t output_zero_point, int64_t output_min,
+                                      int64_t output_max, TensorRef out);
+std::unique_ptr<RunStateOperator> add_instantiate(KernelContext& ctx, const AddState& state, TensorRef, double, int64_t,
+                                                  TensorRef, double, int64_t, double, int64_t, int64_t, int64_t,
+                                                  TensorRef);
+bool add_run(KernelContext& ctx, const AddState& state, RunStateOperator& instance, const RunEnvironment& env,
+             TensorRef self, double, int64_t, TensorRef other, double, int64_t, double, int64_t, int64_t, int64_t,
+             TensorRef out);
+
+// ---- pooling ----
+std::unique_ptr<PoolingState> adaptive_avg_pool2d_prepare(KernelContext& ctx, TensorRef self, double self_scale,
+                                                          int64_t self_zero_point, IntList output_size,
+                                                          double output_scale, int64_t output_zero_point,
+                                                          int64_t output_min, int64_t output_max, TensorRef out);
+std::unique_ptr<RunStateOperator> adaptive_avg_pool2d_instantiate(KernelContext& ctx, const PoolingState& state,
+                                                                  TensorRef, double, int64_t, IntList, double, int64_t,
+                                                                  int64_t, int64_t, TensorRef);
+bool adaptive_avg_pool2d_run(KernelContext& ctx, const PoolingState& state, RunStateOperator& instance,
+                             const RunEnvironment& env, TensorRef self, double, int64_t, IntList, double, int64_t,
+                             int64_t, int64_t, TensorRef out);
+std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef self, IntList kernel_size,
+                                                 IntList stride, IntList padding, IntList dilation, bool ceil_mode,
+                                                 TensorRef out);
+std::unique_ptr<RunStateOperator> max_pool2d_instantiate(KernelContext& ctx, const PoolingState& state, TensorRef,
+                                                         IntList, IntList, IntList, IntList, bool, TensorRef);
+bool max_pool2d_run(KernelContext& ctx, const PoolingState& state, RunStateOperator& instance,
+                    const RunEnvironment& env, TensorRef self, IntList, IntList, IntList, IntList, bool, TensorRef out);
+
+// ---- layout ----
+std::unique_ptr<LayoutState> convert_layout_prepare(KernelContext& ctx, TensorRef self, TensorRef out);
+bool convert_layout_run(KernelContext& ctx, const LayoutState& state, const RunEnvironment& env, TensorRef self,
+                        TensorRef out);
+
+// The functions of each operator, as operators.def names them.
+#define ET_XNNPACK_PREPARED(name, instantiate_fn)             \
+  struct name##_kernel {                                        \
+    static constexpr auto prepare = &name##_prepare;            \
+    static constexpr auto instantiate = instantiate_fn;         \
+    static constexpr auto run = &name##_run;                    \
+  };
+ET_XNNPACK_PREPARED(conv2d, &conv2d_instantiate)
+ET_XNNPACK_PREPARED(linear, &linear_instantiate)
+ET_XNNPACK_PREPARED(add, &add_instantiate)
+ET_XNNPACK_PREPARED(adaptive_avg_pool2d, &adaptive_avg_pool2d_instantiate)
+ET_XNNPACK_PREPARED(max_pool2d, &max_pool2d_instantiate)
+ET_XNNPACK_PREPARED(convert_layout, nullptr)
+#undef ET_XNNPACK_PREPARED
+
+}  // namespace et_ops::kernels::xnnpack
+
+#endif  // ET_OPS_SRC_KERNELS_XNNPACK_KERNELS_H

@@ -1,0 +1,123 @@
+// et_xnnpack::conv2d.out beside a float64 reference of the quantized
+// convolution (grouped, depthwise, strided, padded, per-channel and
+// per-tensor weights, fused clamp), and its argument errors.
+#include "test_util.h"
+
+namespace {
+
+using et_ops::DType;
+using et_ops::test::Call;
+using et_ops::test::OwnedTensor;
+
+constexpr const char* kConv = "et_xnnpack::conv2d.out";
+const std::vector<uint8_t> kChannelsLast{0, 2, 3, 1};
+
+struct Case {
+  int64_t n, c, h, w, o, k, stride, padding, groups;
+  bool per_channel;
+  int64_t out_min = -128, out_max = 127;
+};
+
+struct Conv {
+  Case c;
+  int64_t oh, ow;
+  OwnedTensor input, weight, scales, bias, out;
+  double in_scale = 0.02, out_scale = 0.5;
+  int64_t in_zp = -3, out_zp = 5;
+  explicit Conv(const Case& k)
+      : c(k), oh((k.h + 2 * k.padding - k.k) / k.stride + 1), ow((k.w + 2 * k.padding - k.k) / k.stride + 1),
+        input(DType::Int8, {k.n, k.c, k.h, k.w}, kChannelsLast),
+        weight(DType::Int8, {k.o, k.c / k.groups, k.k, k.k}),
+        scales(DType::Float32, {k.per_channel ? k.o : 1}),
+        bias(DType::Float32, {k.o}),
+        out(DType::Int8, {k.n, k.o, oh, ow}, kChannelsLast) {
+    et_ops::test::fill_random(input.data<int8_t>(), std::size_t(input.tensor->numel()), 1);
+    et_ops::test::fill_random(weight.data<int8_t>(), std::size_t(weight.tensor->numel()), 2);
+    for (int64_t i = 0; i < scales.tensor->numel(); ++i) scales.data<float>()[i] = 0.01f + 0.003f * float(i % 7);
+    for (int64_t i = 0; i < k.o; ++i) bias.data<float>()[i] = 0.25f * float(i % 5) - 0.5f;
+  }
+  // Element [n][c][y][x] of a channels-last tensor.
+  static std::size_t at(const Case& k, int64_t channels, int64_t h, int64_t w, int64_t n, int64_t c, int64_t y,
+                        int64_t x) {
+    (void)k;
+    return std::size_t(((n * h + y) * w + x) * channels + c);
+  }
+  std::vector<int8_t> reference() const {
+    std::vector<int8_t> expected(std::size_t(out.tensor->numel()));
+    const auto* in = reinterpret_cast<const int8_t*>(input.bytes.data());
+    const auto* wt = reinterpret_cast<const int8_t*>(weight.bytes.data());
+    const auto* sc = reinterpret_cast<const float*>(scales.bytes.data());
+    const auto* b = reinterpret_cast<const float*>(bias.bytes.data());
+    const int64_t cg = c.c / c.groups, og = c.o / c.groups;
+    for (int64_t n = 0; n < c.n; ++n)
+      for (int64_t o = 0; o < c.o; ++o)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x) {
+            const double ws = sc[c.per_channel ? o : 0];
+            int64_t acc = int64_t(std::nearbyint(double(b[o]) / (float(in_scale) * ws)));
+            const int64_t g = o / og;
+            for (int64_t i = 0; i < cg; ++i)
+              for (int64_t ky = 0; ky < c.k; ++ky)
+                for (int64_t kx = 0; kx < c.k; ++kx) {
+                  const int64_t iy = y * c.stride - c.padding + ky, ix = x * c.stride - c.padding + kx;
+                  if (iy < 0 || ix < 0 || iy >= c.h || ix >= c.w) continue;
+                  acc += (int64_t(in[at(c, c.c, c.h, c.w, n, g * cg + i, iy, ix)]) - in_zp) *
+                         wt[((o * cg + i) * c.k + ky) * c.k + kx];
+                }
+            expected[at(c, c.o, oh, ow, n, o, y, x)] = et_ops::test::requantize(
+                double(acc) * (double(float(in_scale)) * ws / double(float(out_scale))), out_zp, c.out_min, c.out_max);
+          }
+    return expected;
+  }
+  Call call() {
+    Call call;
+    call.tensor(input).real(in_scale).integer(in_zp).tensor(weight).tensor(scales).tensor(bias)
+        .list({c.stride, c.stride}).list({c.padding, c.padding}).list({1, 1}).integer(c.groups)
+        .real(out_scale).integer(out_zp).integer(c.out_min).integer(c.out_max).tensor(out);
+    return call;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("conv2d agrees with the quantized convolution's reference", "[xnnpack][conv2d]") {
+  const Case cases[] = {
+      {1, 3, 9, 9, 8, 3, 2, 1, 1, true},          // a stem: few input channels, strided
+      {1, 16, 7, 7, 24, 1, 1, 0, 1, true},        // pointwise
+      {1, 12, 8, 8, 12, 3, 1, 1, 12, true},       // depthwise
+      {2, 8, 6, 6, 8, 3, 2, 1, 2, false},         // grouped, batch 2, per-tensor weights
+      {1, 8, 5, 5, 16, 3, 1, 1, 1, true, 5, 60},  // fused relu6-like clamp
+  };
+  for (const Case& k : cases) {
+    INFO("c=" << k.c << " o=" << k.o << " k=" << k.k << " groups=" << k.groups);
+    Conv conv(k);
+    const auto ctx = conv.call().run(kConv);
+    REQUIRE(ctx.ok());
+    et_ops::test::check_close(conv.out.data<int8_t>(), conv.reference());
+  }
+}
+
+TEST_CASE("conv2d names what is wrong with its arguments", "[xnnpack][conv2d]") {
+  const Case k{1, 4, 6, 6, 8, 3, 1, 1, 1, true};
+  auto message = [&](auto&& change) {
+    Conv conv(k);
+    change(conv);
+    const auto ctx = conv.call().run(kConv);
+    REQUIRE_FALSE(ctx.ok());
+    return std::string(ctx.message());
+  };
+  CHECK(message([](Conv& c) { c.in_scale = 0.0; }).find("input_scale must be a positive") != std::string::npos);
+  CHECK(message([](Conv& c) { c.out_zp = 300; }).find("output_zero_point must lie in [-128, 127]") != std::string::npos);
+  CHECK(message([](Conv& c) { c.input = OwnedTensor(DType::UInt8, {1, 4, 6, 6}, kChannelsLast); })
+            .find("input must be int8, got uint8") != std::string::npos);
+  CHECK(message([](Conv& c) { c.input = OwnedTensor(DType::Int8, {1, 4, 6, 6}); })
+            .find("input ([1, 4, 6, 6]) must be channels-last") != std::string::npos);
+  CHECK(message([](Conv& c) { c.out = OwnedTensor(DType::Int8, {1, 8, 5, 5}, kChannelsLast); })
+            .find("out has sizes [1, 8, 5, 5], expected [1, 8, 6, 6]") != std::string::npos);
+  CHECK(message([](Conv& c) { c.scales = OwnedTensor(DType::Float32, {3}); })
+            .find("weight_scales must have 1 or 8 elements") != std::string::npos);
+  CHECK(message([](Conv& c) { c.c.out_min = 10, c.c.out_max = 10; }).find("output_min < output_max") != std::string::npos);
+  CHECK(message([](Conv& c) { c.c.groups = 3; }).find("groups (3) must be positive and divide") != std::string::npos);
+  CHECK(message([](Conv& c) { c.scales.data<float>()[2] = -1.0f; }).find("weight_scales[2] must be a positive") !=
+        std::string::npos);
+}

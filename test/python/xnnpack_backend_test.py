@@ -1,0 +1,211 @@
+"""The xnnpack backend end to end: export(..., backend="xnnpack") and
+--backend, the int8 operators in the program, numbers held to PyTorch's own
+quantized engine, the same bytes on any thread count, profiles from Python
+and from et-ops, and the missing-component diagnostic when the program runs
+without the xnnpack kernel set.
+"""
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+import torch
+import torchvision
+from torch.ao.quantization import get_default_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+import harness
+import et_ops
+import et_ops.export as ex
+
+import export_contract
+
+TOOL = os.environ["ET_OPS_TOOL"]
+QUANTIZABLE = torchvision.models.quantization
+ARCHITECTURES = {
+    "resnet18": (lambda: QUANTIZABLE.resnet18(weights=None, quantize=False), (1, 3, 64, 64)),
+    "mobilenet_v2": (lambda: QUANTIZABLE.mobilenet_v2(weights=None, quantize=False), (1, 3, 64, 64)),
+}
+# DESIGN "Bring your own model": an int8 backend is held to PyTorch's own
+# quantized engine, with a margin of 1.5x and at least 3 steps / 0.5 step.
+MARGIN, MAX_FLOOR, MEAN_FLOOR = 1.5, 3.0, 0.5
+
+
+def normal(shape, seed):
+    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape, dtype=np.float32))
+
+
+def pytorch_qnnpack_output(model, x, calibration):
+    """PyTorch's quantized model (convert_fx) on its qnnpack engine, the engine of the default mapping."""
+    previous = torch.backends.quantized.engine
+    torch.backends.quantized.engine = "qnnpack"
+    try:
+        prepared = prepare_fx(copy.deepcopy(model), get_default_qconfig_mapping("qnnpack"), (x,))
+        with torch.no_grad():
+            for batch in calibration:
+                prepared(batch)
+            return convert_fx(prepared)(x).numpy()
+    finally:
+        torch.backends.quantized.engine = previous
+
+
+class XnnpackBackendTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="et_ops_xnnpack_backend_test_")
+        cls.programs = {}
+        for name, (build, shape) in ARCHITECTURES.items():
+            torch.manual_seed(0)
+            model = export_contract.condition(build(), shape)
+            x = normal(shape, 0)
+            calibration = [normal(shape, 1 + i) for i in range(3)]
+            reference = ex.quantize(model, (x,), calibration)
+            program = ex.export(reference, (x,), name=name, backend="xnnpack")
+            path = os.path.join(cls.dir, name + ".etp")
+            program.save(path)
+            with torch.no_grad():
+                reference_output = reference(x).numpy()
+            cls.programs[name] = (model, x, calibration, reference, program, path, reference_output)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def test_backends_are_listed(self):
+        self.assertEqual(ex.BACKENDS, ("reference", "xnnpack"))
+        _, x, _, reference, _, _, _ = self.programs["resnet18"]
+        with self.assertRaises(ValueError) as raised:
+            ex.export(reference, (x,), backend="fastest")
+        self.assertIn("reference, xnnpack", str(raised.exception))
+        plain = ex.export(reference, (x,))
+        self.assertFalse([op for op in plain.operators if op.startswith("et_xnnpack::")])
+
+    def test_int8_operators_replace_the_float_layers(self):
+        for name, (_, _, _, reference, program, _, _) in self.programs.items():
+            with self.subTest(name):
+                ops = program.operators
+                for op in ("et_xnnpack::conv2d.out", "et_xnnpack::add.out", "et_xnnpack::linear.out",
+                           "et_xnnpack::adaptive_avg_pool2d.out"):
+                    self.assertIn(op, ops)
+                for op in ("aten::convolution.out", "aten::linear.out", "aten::hardtanh.out", "aten::relu.out"):
+                    self.assertNotIn(op, ops)
+                weights = sum(m.weight.numel() for m in reference.modules()
+                              if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)))
+                self.assertLess(len(program.to_bytes()), 2 * weights, "weights must stay one byte each")
+        self.assertIn("et_xnnpack::max_pool2d.out", self.programs["resnet18"][4].operators)
+
+    def test_numbers_are_held_to_pytorchs_quantized_engine(self):
+        for name, (model, x, calibration, _, program, path, reference_output) in self.programs.items():
+            with self.subTest(name):
+                (output,) = et_ops.load(path).run([x.numpy()])
+                step = program.quantization["outputs"][0]["scale"]
+                measured = export_contract.distance(output, reference_output, step)
+                engine = export_contract.distance(pytorch_qnnpack_output(model, x, calibration), reference_output,
+                                                  step)
+                allowed_max = max(MARGIN * engine.max_steps, MAX_FLOOR)
+                allowed_mean = max(MARGIN * engine.mean_steps, MEAN_FLOOR)
+                print(f"{name}: {measured}; PyTorch qnnpack: {engine}")
+                self.assertLessEqual(measured.max_steps, allowed_max)
+                self.assertLessEqual(measured.mean_steps, allowed_mean)
+
+    def test_any_thread_count_gives_the_same_bytes(self):
+        for name, (_, x, _, _, _, path, _) in self.programs.items():
+            with self.subTest(name):
+                program = et_ops.load(path)
+                (one,) = program.run([x.numpy()])
+                for threads in (2, 3, 1):
+                    (other,) = program.run([x.numpy()], threads=threads)
+                    self.assertEqual(one.tobytes(), other.tobytes(), f"{threads} threads")
+                for bad in (0, -1, 1.5, True):
+                    with self.assertRaises(ValueError):
+                        program.run([x.numpy()], threads=bad)
+
+    def test_profile_returns_one_record_per_instruction(self):
+        _, x, _, _, _, path, _ = self.programs["mobilenet_v2"]
+        program = et_ops.load(path)
+        outputs, records = program.run([x.numpy()], profile=True)
+        (plain,) = program.run([x.numpy()])
+        self.assertEqual(outputs[0].tobytes(), plain.tobytes())
+        self.assertEqual(len(records), program.instruction_count)
+        self.assertEqual([r["instruction"] for r in records], list(range(program.instruction_count)))
+        for record in records:
+            expected_set = "kernels_xnnpack" if record["op"].startswith("et_xnnpack::") else None
+            if expected_set:
+                self.assertEqual(record["kernel_set"], expected_set)
+            self.assertGreaterEqual(record["duration_us"], 0.0)
+            self.assertEqual(len(record["shapes"]), len(record["dtypes"]))
+        conv = next(r for r in records if r["op"] == "et_xnnpack::conv2d.out")
+        self.assertEqual(conv["shapes"][0], (1, 3, 64, 64))
+        self.assertEqual(conv["dtypes"][0], "int8")
+        starts = [r["start_us"] for r in records]
+        self.assertEqual(starts, sorted(starts))
+
+    def test_et_ops_runs_with_threads_and_writes_a_profile(self):
+        _, x, _, _, _, path, _ = self.programs["resnet18"]
+        input_path = os.path.join(self.dir, "input.npy")
+        np.save(input_path, x.numpy())
+        outputs = {}
+        for threads in ("1", "2"):
+            out_dir = os.path.join(self.dir, "out" + threads)
+            trace = os.path.join(self.dir, f"trace{threads}.json")
+            run = subprocess.run([TOOL, "run", path, "--input", input_path, "--output-dir", out_dir, "--threads",
+                                  threads, "--profile", trace], capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            for column in ("operator", "kernel set", "calls", "total (ms)", "share"):
+                self.assertIn(column, run.stdout)
+            self.assertIn("et_xnnpack::conv2d.out", run.stdout)
+            with open(trace, encoding="utf-8") as f:
+                events = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+            self.assertEqual(len(events), et_ops.load(path).instruction_count)
+            self.assertTrue(all("shapes" in e["args"] and "kernel_set" in e["args"] and e["dur"] >= 0 for e in events))
+            with open(os.path.join(out_dir, "output_0.npy"), "rb") as f:
+                outputs[threads] = f.read()
+        self.assertEqual(outputs["1"], outputs["2"])
+        bad = subprocess.run([TOOL, "run", path, "--threads", "0"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--threads", bad.stderr)
+
+    def test_avx2_and_avx512_microkernels_give_the_same_bytes(self):
+        for name, (_, x, _, _, _, path, _) in self.programs.items():
+            with self.subTest(name):
+                input_path = os.path.join(self.dir, name + "_input.npy")
+                np.save(input_path, x.numpy())
+                outputs = {}
+                for isa in ("avx2", "native"):
+                    out_dir = os.path.join(self.dir, f"{name}_{isa}")
+                    env = dict(os.environ, ET_OPS_XNNPACK_MAX_ISA=isa)
+                    run = subprocess.run([TOOL, "run", path, "--input", input_path, "--output-dir", out_dir],
+                                         capture_output=True, text=True, timeout=300, env=env)
+                    self.assertEqual(run.returncode, 0, run.stderr)
+                    with open(os.path.join(out_dir, "output_0.npy"), "rb") as f:
+                        outputs[isa] = f.read()
+                self.assertEqual(outputs["avx2"], outputs["native"])
+        bad = subprocess.run([TOOL, "run", self.programs["resnet18"][5]], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, ET_OPS_XNNPACK_MAX_ISA="sse9"))
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("ET_OPS_XNNPACK_MAX_ISA='sse9' is not valid", bad.stderr)
+
+    def test_without_the_xnnpack_kernel_set_the_load_names_the_component(self):
+        _, _, _, _, _, path, _ = self.programs["resnet18"]
+        run = subprocess.run([TOOL, "run", path, "--kernels", "portable,quantized"], capture_output=True, text=True,
+                             timeout=60)
+        self.assertEqual(run.returncode, 1)
+        for text in ("et_xnnpack::conv2d.out", "kernels_xnnpack", "et-kernels-xnnpack", "packaging"):
+            self.assertIn(text, run.stderr)
+
+    def test_the_command_line_exports_for_the_backend(self):
+        out_dir = os.path.join(self.dir, "cli")
+        run = subprocess.run([harness.sys.executable, "-m", "et_ops.export", "--model", "cnn", "--backend", "xnnpack",
+                              "--output-dir", out_dir], capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        program_path = next(line for line in run.stdout.splitlines() if line.endswith(".etp"))
+        self.assertIn("et_xnnpack::conv2d.out", et_ops.load(program_path).operators)
+
+
+if __name__ == "__main__":
+    harness.main("python_xnnpack_backend")
