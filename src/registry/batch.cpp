@@ -1,8 +1,9 @@
-// Building a batch: one pass to size the block, one to fill it.
+// Building a batch: one pass to measure the records and size the block,
+// one to fill it.
 #include "registry/batch.h"
 
 #include <cstring>
-#include <memory>
+#include <limits>
 #include <new>
 #include <vector>
 
@@ -15,130 +16,169 @@ namespace {
 
 constexpr std::size_t align_up(std::size_t n, std::size_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
-// Where each part of the block starts.
+// Where each part of the block starts. Records refer to the parts after
+// them by 32-bit offsets, so a block stays under 4 GiB.
 struct Layout {
-  std::size_t records = 0, keys = 0, text = 0, total = 0;
+  std::size_t keys = 0, tails = 0, text = 0, total = 0;
 };
 
-// Sizes the block; `lengths` gets each record's op, schema and fingerprint
-// lengths, so the fill pass measures nothing again.
-Layout layout_of(const et_ops_manifest& m, std::string_view library_path, std::size_t key_count,
-                 std::vector<std::size_t>& lengths) {
+// Measures every record (one strlen per string, one read of the schema's
+// operator name), hashes its operator, decides which tails are new, and
+// sizes the block. Sizes are kept in 32 bits: the block's total, counted
+// in full, stays under 4 GiB, so each of them does too.
+Layout measure(const et_ops_manifest& m, std::string_view library_path, std::vector<MeasuredRecord>& measured) {
   std::size_t text = std::strlen(m.component) + (m.version ? std::strlen(m.version) : 0) + library_path.size();
-  lengths.resize(3 * m.record_count);
+  std::size_t keys = 0, tails = 0;
+  measured.resize(m.record_count);
+  std::string_view last_tail;
+  bool last_named = false;
   for (std::size_t i = 0; i < m.record_count; ++i) {
-    const et_ops_kernel_record_v2 record = manifest_record(m, i);
-      const et_ops_kernel_record& r = record.base;
-    lengths[3 * i] = std::strlen(r.op);
-    lengths[3 * i + 1] = std::strlen(r.schema);
-    lengths[3 * i + 2] = std::strlen(r.fingerprint);
-    text += lengths[3 * i] + lengths[3 * i + 1] + lengths[3 * i + 2];
-    if (*r.key != '\0') text += KernelKey::parse(r.key)->text().size();
+    const et_ops_kernel_record& r = manifest_record(m, i);
+    const std::string_view schema(r.schema, std::strlen(r.schema));
+    const std::size_t fingerprint_size = std::strlen(r.fingerprint);
+    const SchemaReader reader(schema);
+    // Comparing the operator with the schema's name measures it too.
+    const std::string_view name = reader.operator_name();
+    const bool named = reader.ok() && std::strncmp(r.op, name.data(), name.size()) == 0 && r.op[name.size()] == '\0';
+    const std::string_view op(r.op, named ? name.size() : std::strlen(r.op));
+    const std::string_view tail = named ? schema.substr(op.size()) : schema;
+    const bool new_tail = i == 0 || named != last_named || tail != last_tail;
+    if (new_tail) {
+      ++tails;
+      text += tail.size();
+      last_tail = tail;
+      last_named = named;
+    }
+    text += op.size() + fingerprint_size;
+    if (manifest_prepared(m, i) != nullptr) text += 7 + sizeof(const et_ops_prepared_kernel*);  // aligned
+    if (*r.key != '\0') {
+      ++keys;
+      text += KernelKey::parse(r.key)->text().size();
+    }
+    measured[i] = MeasuredRecord{static_cast<uint32_t>(op.size()), static_cast<uint32_t>(fingerprint_size),
+                                 hash_name(op), named, new_tail};
   }
   Layout layout;
-  layout.records = align_up(sizeof(Batch), alignof(Record));
-  layout.keys = align_up(layout.records + m.record_count * sizeof(Record), alignof(KernelKey));
-  layout.text = layout.keys + key_count * sizeof(KernelKey);
+  layout.keys = align_up(kBatchRecordsOffset + m.record_count * sizeof(Record), alignof(BatchKey));
+  layout.tails = align_up(layout.keys + keys * sizeof(BatchKey), alignof(SchemaTail));
+  layout.text = layout.tails + tails * sizeof(SchemaTail);
   layout.total = layout.text + text;
+  if (layout.total > std::numeric_limits<uint32_t>::max()) throw std::bad_alloc();
   return layout;
 }
 
-// What a record's schema says about its arguments. Kernels of one library
-// often share their argument list (the .out overloads of one family), so
-// the last list read is remembered and its summary reused.
-class SchemaSummaries {
+}  // namespace
+
+// Fills a measured block, each record written once (a value-initialised
+// Record would be zeroed first, which costs as much as the rest of it).
+class BatchBuilder {
  public:
-  SchemaSummary of(std::string_view schema) {
-    SchemaReader reader(schema);
-    if (!reader.ok()) return SchemaSummary{reader.error(), reader.error_offset(), 0, 0};
-    if (have_last_ && reader.unread() == last_arguments_) return last_;
-    last_arguments_ = reader.unread();
-    last_ = summarize_schema(reader);
-    have_last_ = true;
-    return last_;
+  BatchBuilder(char* block, const Layout& layout)
+      : batch_(new (block) Batch()),
+        tails_(reinterpret_cast<SchemaTail*>(block + layout.tails)),
+        text_(block + layout.text) {
+    batch_->keys = reinterpret_cast<BatchKey*>(block + layout.keys);
   }
 
- private:
-  bool have_last_ = false;
-  std::string_view last_arguments_;
-  SchemaSummary last_;
-};
+  Batch* batch() const { return batch_; }
 
-// Appends text to the block's text area.
-class TextWriter {
- public:
-  explicit TextWriter(char* at) : at_(at) {}
   std::string_view write(const char* text, std::size_t size) {
-    std::memcpy(at_, text, size);
-    std::string_view view(at_, size);
-    at_ += size;
+    std::memcpy(text_, text, size);
+    std::string_view view(text_, size);
+    text_ += size;
     return view;
   }
   std::string_view write(std::string_view text) { return write(text.data(), text.size()); }
-  std::string_view write(const char* text) { return write(text, std::strlen(text)); }
+  // A pointer, at the next 8-aligned place (records and the block are 8-aligned).
+  void write_aligned(const et_ops_prepared_kernel* pointer) {
+    text_ = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(text_) + 7) / 8 * 8);
+    std::memcpy(text_, &pointer, sizeof pointer);
+    text_ += sizeof pointer;
+  }
+
+  // Record i, from the manifest's bytes (reading back the copy just
+  // written would stall on store forwarding).
+  void add_record(std::size_t i, const et_ops_kernel_record& r, const et_ops_prepared_kernel* prepared,
+                  const MeasuredRecord& x) {
+    Record* record = batch_->records() + i;
+    const std::string_view op = write(r.op, x.op_size);
+    write(r.fingerprint, x.fingerprint_size);  // right after the operator's name
+    if (prepared != nullptr) write_aligned(prepared);
+    if (x.new_tail) add_tail(r.schema, x);
+    const BatchKey* key = *r.key != '\0' ? add_key(r.key) : nullptr;
+    new (record) Record(r.fn, static_cast<uint32_t>(i), offset(record, op.data()), x.op_size, x.fingerprint_size,
+                        offset(record, tail_), x.named_schema, prepared != nullptr, key ? offset(record, key) : 0);
+  }
 
  private:
-  char* at_;
+  static uint32_t offset(const Record* from, const void* to) {
+    return static_cast<uint32_t>(static_cast<const char*>(to) - reinterpret_cast<const char*>(from));
+  }
+
+  // A schema that does not parse gives no argument information; the
+  // registry accepts it (only the kernel library kit insists).
+  // What a record keeps of its schema: the text after the operator's name
+  // when the schema starts with it, else all of it.
+  void add_tail(const char* text, const MeasuredRecord& x) {
+    const std::string_view schema(text, std::strlen(text));
+    const SchemaSummary summary = summarize_schema(schema);
+    const bool known = summary.ok() && summary.argument_count <= 64;
+    tail_ = new (tails_++) SchemaTail{write(x.named_schema ? schema.substr(x.op_size) : schema),
+                                      known ? static_cast<int32_t>(summary.argument_count) : -1,
+                                      known ? summary.written : 0};
+  }
+
+  const BatchKey* add_key(const char* text) {
+    BatchKey* key = new (&batch_->keys[batch_->key_count]) BatchKey{*KernelKey::parse(text), {}};
+    ++batch_->key_count;  // constructed: destroy_batch destroys it
+    key->text = write(key->key.text());
+    return key;
+  }
+
+  Batch* batch_;
+  SchemaTail* tails_;
+  const SchemaTail* tail_ = nullptr;  // the current tail
+  char* text_;
 };
 
-}  // namespace
-
 Batch* make_batch(const et_ops_manifest& m, std::string_view library_path, uint64_t first_sequence,
-                  std::vector<std::size_t>& lengths) {
-  std::size_t key_count = 0;
-  for (std::size_t i = 0; i < m.record_count; ++i) key_count += *manifest_record(m, i).base.key != '\0';
-  const Layout layout = layout_of(m, library_path, key_count, lengths);
+                  std::vector<MeasuredRecord>& measured) {
+  const Layout layout = measure(m, library_path, measured);
   maybe_inject_allocation_failure();
-  char* block = static_cast<char*>(::operator new(layout.total));
-  auto* batch = new (block) Batch();
-  batch->records = reinterpret_cast<Record*>(block + layout.records);
-  batch->keys = reinterpret_cast<KernelKey*>(block + layout.keys);
-  TextWriter text(block + layout.text);
-  batch->component = text.write(m.component);
-  batch->version = text.write(m.version ? m.version : "");
-  batch->library_path = text.write(library_path);
-  SchemaSummaries summaries;
+  BatchBuilder builder(static_cast<char*>(::operator new(layout.total)), layout);
+  Batch* batch = builder.batch();
+  batch->component = builder.write(m.component, std::strlen(m.component));
+  batch->version = m.version ? builder.write(m.version, std::strlen(m.version)) : std::string_view();
+  batch->library_path = builder.write(library_path);
+  batch->first_sequence = first_sequence;
   try {
-    for (std::size_t i = 0; i < m.record_count; ++i) {
-      const et_ops_kernel_record_v2 record = manifest_record(m, i);
-      const et_ops_kernel_record& r = record.base;
-      // Every field written once (a value-initialised Record would be
-      // zeroed first, which costs as much as the rest of the record).
-      const std::string_view op = text.write(r.op, lengths[3 * i]);
-      const std::string_view schema = text.write(r.schema, lengths[3 * i + 1]);
-      const std::string_view fingerprint = text.write(r.fingerprint, lengths[3 * i + 2]);
-      const KernelKey* key = nullptr;
-      std::string_view key_text;
-      if (*r.key != '\0') {
-        key = new (&batch->keys[batch->key_count]) KernelKey(*KernelKey::parse(r.key));
-        ++batch->key_count;
-        key_text = text.write(key->text());
-      }
-      // A schema that does not parse gives no argument information; the
-      // registry accepts it (only the kernel library kit insists). Read
-      // from the manifest, not the copy just written: reading freshly
-      // stored bytes stalls on store forwarding.
-      const SchemaSummary summary = summaries.of(std::string_view(r.schema, lengths[3 * i + 1]));
-      const bool known = summary.ok() && summary.argument_count <= 64;
-      const uint64_t hash = hash_name(std::string_view(r.op, lengths[3 * i]));  // the manifest's, too
-      const et_ops_prepared_kernel* prepared = record.kind == ET_OPS_KERNEL_PREPARED ? record.prepared : nullptr;
-      new (&batch->records[i]) Record{op, key_text, schema, fingerprint, hash, r.fn, key, prepared,
-                                      known ? static_cast<int32_t>(summary.argument_count) : -1,
-                                      known ? summary.written : 0, batch, first_sequence + i};
-      batch->record_count = i + 1;
-    }
+    for (std::size_t i = 0; i < m.record_count; ++i)
+      builder.add_record(i, manifest_record(m, i), manifest_prepared(m, i), measured[i]);
   } catch (...) {
     destroy_batch(batch);
     throw;
   }
+  batch->record_count = m.record_count;
   return batch;
 }
 
 void destroy_batch(Batch* batch) {
   if (batch == nullptr) return;
-  for (std::size_t i = 0; i < batch->key_count; ++i) batch->keys[i].~KernelKey();
-  batch->~Batch();  // Records are trivially destructible
+  for (std::size_t i = 0; i < batch->key_count; ++i) batch->keys[i].~BatchKey();
+  batch->~Batch();  // records and tails are trivially destructible
   ::operator delete(static_cast<void*>(batch));
+}
+
+std::string Record::schema() const {
+  std::string text(named_schema() ? op() : std::string_view());
+  text += tail().text;
+  return text;
+}
+
+bool Record::same_schema(const Record& other) const {
+  if (named_schema() == other.named_schema() && (!named_schema() || op() == other.op()))
+    return tail().text == other.tail().text;
+  return schema() == other.schema();
 }
 
 }  // namespace et_ops::detail

@@ -5,14 +5,14 @@
 namespace et_ops::detail {
 namespace {
 
-std::string key_name(const Record& r) { return r.is_fallback() ? "fallback" : std::string(r.key_text); }
+std::string key_name(const Record& r) { return r.is_fallback() ? "fallback" : std::string(r.key_text()); }
 
 std::string differences(const Record& registered, const Record& incoming) {
   std::vector<std::string> parts;
-  if (registered.fingerprint != incoming.fingerprint)
-    parts.push_back(fmt::format("fingerprint {} vs {}", registered.fingerprint, incoming.fingerprint));
-  if (registered.schema != incoming.schema)
-    parts.push_back(fmt::format("schema '{}' vs '{}'", registered.schema, incoming.schema));
+  if (registered.fingerprint() != incoming.fingerprint())
+    parts.push_back(fmt::format("fingerprint {} vs {}", registered.fingerprint(), incoming.fingerprint()));
+  if (!registered.same_schema(incoming))
+    parts.push_back(fmt::format("schema '{}' vs '{}'", registered.schema(), incoming.schema()));
   if (parts.empty()) return "identical: same schema and fingerprint";
   return fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -26,8 +26,8 @@ std::string describe_origin(const Origin& origin) {
 std::string fatal_duplicate_message(const Collision& c, const PolicyChoice& policy) {
   const Record& first = *c.registered;
   const Record& second = *c.incoming;
-  const bool same_fingerprint = first.fingerprint == second.fingerprint;
-  const bool same_schema = first.schema == second.schema;
+  const bool same_fingerprint = first.fingerprint() == second.fingerprint();
+  const bool same_schema = first.same_schema(second);
   // Identical copies are harmless under first-wins; different ones are not,
   // so the verdict and what first-wins would do depend on it.
   const std::string verdict =
@@ -57,7 +57,7 @@ std::string fatal_duplicate_message(const Collision& c, const PolicyChoice& poli
       "       Python:        et_ops.set_duplicate_policy(\"first-wins\")\n"
       "       C++:           et_ops::set_duplicate_policy(et_ops::DuplicatePolicy::FirstWins);\n"
       "       build default: meson setup -Dduplicate_policy=first-wins\n",
-      first.op, key_name(first), describe_origin(first.batch->origin()), describe_origin(second.batch->origin()),
+      first.op(), key_name(first), describe_origin(first.batch().origin()), describe_origin(second.batch().origin()),
       differences(first, second), verdict, policy.source, first_wins, kDuplicatePolicyVariable);
 }
 
@@ -67,9 +67,9 @@ std::string conflict_message(const Origin& incoming, const std::vector<Collision
       "(policy first-wins). Nothing of this batch was registered; the registry is unchanged.\n",
       describe_origin(incoming), conflicts.size());
   for (const Collision& c : conflicts) {
-    text += fmt::format("  {} [key {}]: {}\n    registered: {}\n    rejected:   {}\n", c.incoming->op,
+    text += fmt::format("  {} [key {}]: {}\n    registered: {}\n    rejected:   {}\n", c.incoming->op(),
                         key_name(*c.incoming), differences(*c.registered, *c.incoming),
-                        describe_origin(c.registered->batch->origin()), describe_origin(c.incoming->batch->origin()));
+                        describe_origin(c.registered->batch().origin()), describe_origin(c.incoming->batch().origin()));
   }
   text += "first-wins accepts only identical copies (same schema and fingerprint). Link one copy of the kernel "
           "library, or build every copy from the same sources.\n";

@@ -27,7 +27,8 @@ inline uint64_t read32(const char* p) {
   return v;
 }
 
-inline uint64_t hash_name(std::string_view name) {
+// 32 bits: the registry's index is addressed and tagged with it.
+inline uint32_t hash_name(std::string_view name) {
   constexpr uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull, k2 = 0x8ebc6af09c88c6e3ull;
   const char* p = name.data();
   const std::size_t n = name.size();
@@ -51,7 +52,8 @@ inline uint64_t hash_name(std::string_view name) {
     a = read64(p + left - 16);
     b = read64(p + left - 8);
   }
-  return fold_multiply(k1 ^ n, fold_multiply(a ^ k1, b ^ seed ^ k2));
+  const uint64_t hash = fold_multiply(k1 ^ n, fold_multiply(a ^ k1, b ^ seed ^ k2));
+  return static_cast<uint32_t>(hash ^ (hash >> 32));
 }
 
 }  // namespace et_ops::detail

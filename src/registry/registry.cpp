@@ -4,6 +4,7 @@
 // a hazard guard and never lock. A replaced table is freed once no reader
 // holds it (hazard.h), and a batch once no table holds it.
 #include <dlfcn.h>
+#include <link.h>
 #include <fmt/format.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -44,32 +45,45 @@ std::string validate(const et_ops_manifest& m) {
 
 bool is_valid_key(const char* key) { return key != nullptr && (*key == '\0' || KernelKey::parse(key)); }
 
-std::string validate_record(const et_ops_kernel_record_v2& record, std::size_t i) {
-  const et_ops_kernel_record& r = record.base;
-  if (r.op == nullptr || *r.op == '\0') return fmt::format("record {} has no operator name", i);
-  if (r.fn == nullptr) return fmt::format("record {} ({}) has no function", i, r.op);
-  if (!is_valid_key(r.key))
-    return fmt::format("record {} ({}) has an invalid kernel key '{}'", i, r.op, r.key ? r.key : "(null)");
-  if (r.schema == nullptr || r.fingerprint == nullptr)
-    return fmt::format("record {} ({}) lacks a schema or fingerprint", i, r.op);
-  if (record.kind != ET_OPS_KERNEL_PLAIN && record.kind != ET_OPS_KERNEL_PREPARED)
-    return fmt::format("record {} ({}) has an unknown kernel kind {}", i, r.op, record.kind);
-  if (record.kind == ET_OPS_KERNEL_PREPARED) {
-    const et_ops_prepared_kernel* p = record.prepared;
-    if (p == nullptr || p->struct_size < sizeof(et_ops_prepared_kernel) || p->prepare == nullptr ||
-        p->release_prepared == nullptr || p->run == nullptr || (p->instantiate != nullptr && p->release_instance == nullptr))
-      return fmt::format("record {} ({}) is a prepared kernel without its prepare, release and run functions", i,
-                         r.op);
-  }
-  return {};
+bool is_complete(const et_ops_prepared_kernel* p) {
+  return p != nullptr && p->struct_size >= sizeof(et_ops_prepared_kernel) && p->prepare != nullptr &&
+         p->release_prepared != nullptr && p->run != nullptr &&
+         (p->instantiate == nullptr || p->release_instance != nullptr);
 }
 
-// The shared object that holds `address`, by dladdr, canonicalised.
+// False, with the reason in `error`, for an incomplete record i (the
+// reason is only formatted then: every record of every batch passes here).
+bool validate_record(const et_ops_manifest& m, std::size_t i, std::string& error) {
+  const et_ops_kernel_record& r = manifest_record(m, i);
+  const et_ops_kernel_record_v2* v2 = manifest_record_v2(m, i);
+  if (r.op == nullptr || *r.op == '\0') error = fmt::format("record {} has no operator name", i);
+  else if (r.fn == nullptr) error = fmt::format("record {} ({}) has no function", i, r.op);
+  else if (!is_valid_key(r.key))
+    error = fmt::format("record {} ({}) has an invalid kernel key '{}'", i, r.op, r.key ? r.key : "(null)");
+  else if (r.schema == nullptr || r.fingerprint == nullptr)
+    error = fmt::format("record {} ({}) lacks a schema or fingerprint", i, r.op);
+  else if (v2 != nullptr && v2->kind != ET_OPS_KERNEL_PLAIN && v2->kind != ET_OPS_KERNEL_PREPARED)
+    error = fmt::format("record {} ({}) has an unknown kernel kind {}", i, r.op, v2->kind);
+  else if (v2 != nullptr && v2->kind == ET_OPS_KERNEL_PREPARED && !is_complete(v2->prepared))
+    error = fmt::format("record {} ({}) is a prepared kernel without its prepare, release and run functions", i,
+                        r.op);
+  else return true;
+  return false;
+}
+
+// The shared object that holds `address`, canonicalised. A shared object
+// is named by its link map; the executable's name there is empty (dladdr
+// would give argv[0], relative to wherever the process started), so the
+// executable is /proc/self/exe, resolved once (and never destroyed, like
+// the registry).
 std::string library_of(const void* address) {
   Dl_info info{};
-  if (dladdr(address, &info) != 0 && info.dli_fname != nullptr && *info.dli_fname != '\0')
-    return canonical_library_path(info.dli_fname);
-  return canonical_library_path("/proc/self/exe");
+  link_map* map = nullptr;
+  if (dladdr1(address, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) != 0 && map != nullptr &&
+      map->l_name != nullptr && *map->l_name != '\0')
+    return canonical_library_path(map->l_name);
+  static const std::string* executable = new std::string(canonical_library_path("/proc/self/exe"));
+  return *executable;
 }
 
 struct BatchDeleter {
@@ -87,19 +101,18 @@ using TableOwner = std::unique_ptr<Table, TableDeleter>;
 class Registry {
  public:
   Registry() {
-    Table* empty = Table::create(0, 0, 0);
-    empty->finish();
-    table_.store(empty);
+    table_.store(Table::create(0, 0, 0));
   }
 
   RegistrationResult register_manifest(const et_ops_manifest& m) {
     if (std::string error = validate(m); !error.empty()) return invalid(m, error);
+    std::string error;
     for (std::size_t i = 0; i < m.record_count; ++i)
-      if (std::string error = validate_record(manifest_record(m, i), i); !error.empty()) return invalid(m, error);
+      if (!validate_record(m, i, error)) return invalid(m, error);
     if (m.record_count == 0) return RegistrationResult(ET_OPS_OK, {}, 0, 0, 0);
     PolicyChoice policy = effective_duplicate_policy();
     if (!policy.ok()) return RegistrationResult(ET_OPS_ERROR_POLICY, policy.error, 0, 0, 0);
-    const std::string library = library_of(reinterpret_cast<const void*>(manifest_record(m, 0).base.fn));
+    const std::string library = library_of(reinterpret_cast<const void*>(manifest_record(m, 0).fn));
     try {
       return register_locked(m, library, policy);
     } catch (const std::bad_alloc&) {
@@ -113,13 +126,13 @@ class Registry {
   std::size_t unregister(const std::string& library_path) {
     std::lock_guard<std::mutex> lock(write_mutex_);
     const Table& old = *current();
-    auto removed_here = [&](const Record* r) { return r->batch->library_path == library_path; };
+    auto removed_here = [&](const Record* r) { return r->batch().library_path == library_path; };
     std::size_t entries = 0, records = 0, removed = 0, batches = 0;
     for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) {
-      const std::size_t kept =
-          std::count_if(old.records_of(*e), old.records_of(*e) + e->count, [&](const Record* r) { return !removed_here(r); });
+      const std::size_t kept = std::count_if(old.records_of(*e), old.records_of(*e) + e->count(),
+                                             [&](const Record* r) { return !removed_here(r); });
       records += kept;
-      removed += e->count - kept;
+      removed += e->count() - kept;
       entries += kept > 0;
     }
     if (removed == 0) return 0;
@@ -129,29 +142,39 @@ class Registry {
       if ((*b)->library_path != library_path) next->add_batch(*b);
     for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) {
       const Record* const* rs = old.records_of(*e);
-      if (std::all_of(rs, rs + e->count, removed_here)) continue;
-      next->add_entry(e->name, e->hash);
-      for (std::size_t i = 0; i < e->count; ++i)
+      if (std::all_of(rs, rs + e->count(), removed_here)) continue;
+      const uint32_t number = next->add_entry(e->name(), e->hash);
+      next->begin_records(number);
+      for (std::size_t i = 0; i < e->count(); ++i)
         if (!removed_here(rs[i])) next->add_record(rs[i]);
+      next->end_records(number);
     }
-    next->finish();
     publish(std::move(next));
     unregistered_ += removed;
     return removed;
   }
 
+  et_ops_kernel_fn lookup_function(std::string_view op, const et_ops_tensor* const* tensors, std::size_t count) const {
+    const uint32_t hash = hash_name(op);
+    HazardGuard<Table> table(table_);
+    const Entry* entry = table->find(op, hash);
+    if (entry == nullptr) return nullptr;
+    if (!entry->has_specialised() || count == 0) return entry->fallback;
+    const Record* chosen = choose(*table.get(), *entry, tensors, count);
+    return chosen ? chosen->fn : nullptr;
+  }
+
   ResolvedKernel lookup(std::string_view op, const et_ops_tensor* const* tensors, std::size_t count) const {
-    const uint64_t hash = hash_name(op);
+    const uint32_t hash = hash_name(op);
     HazardGuard<Table> table(table_);
     const Entry* entry = table->find(op, hash);
     if (entry == nullptr) return {};
-    if (entry->has_specialised && count > 0)
-      if (const Record* r = table->specialised_match(*entry, tensors, count)) return r->resolved();
-    return entry->fallback;
+    const Record* chosen = choose(*table.get(), *entry, tensors, count);
+    return chosen ? chosen->resolved() : ResolvedKernel{};
   }
 
   bool has(std::string_view op) const {
-    const uint64_t hash = hash_name(op);
+    const uint32_t hash = hash_name(op);
     HazardGuard<Table> table(table_);
     return table->find(op, hash) != nullptr;
   }
@@ -164,12 +187,12 @@ class Registry {
       out.reserve(table->record_count());
       for (const Entry* e = table->entries_begin(); e != table->entries_end(); ++e) {
         const Record* const* rs = table->records_of(*e);
-        for (std::size_t i = 0; i < e->count; ++i) {
+        for (std::size_t i = 0; i < e->count(); ++i) {
           const Record& r = *rs[i];
-          out.push_back(RecordInfo{std::string(r.op), std::string(r.key_text), std::string(r.schema),
-                                   std::string(r.fingerprint), r.batch->origin(), reinterpret_cast<const void*>(r.fn),
-                                   is_active(rs, i)});
-          sequences.push_back(r.sequence);
+          out.push_back(RecordInfo{std::string(r.op()), std::string(r.key_text()), r.schema(),
+                                   std::string(r.fingerprint()), r.batch().origin(),
+                                   reinterpret_cast<const void*>(r.fn), is_active(rs, i)});
+          sequences.push_back(r.sequence());
         }
       }
     }
@@ -196,18 +219,61 @@ class Registry {
   // Scratch space of one registration, kept between registrations so a
   // warm registry allocates nothing for it. Guarded by write_mutex_.
   struct Scratch {
-    std::vector<Outcome> outcome;
-    std::vector<int64_t> old_entry;       // per record: its operator's entry in the old table, or -1
-    std::vector<uint32_t> op_head;        // per record: the first record of the batch with its operator
-    std::vector<uint32_t> next_same_op;   // per record: the next record with its operator, or UINT32_MAX
-    std::vector<uint32_t> op_tail;        // per head record: the last record with its operator
-    std::vector<uint32_t> batch_index;    // open addressing over the batch's operators: head + 1
-    std::vector<uint32_t> entry_first;    // per old entry: its first new record, or UINT32_MAX
-    std::vector<uint32_t> next_in_entry;  // per record: the next new record of the same old entry
+    std::vector<MeasuredRecord> measured;  // per record, from building the batch
+    std::vector<Outcome> outcome;          // per record
+    // Each entry's records of the batch, chained: from its latest record
+    // back while they are placed, then reversed into batch order.
+    std::vector<uint32_t> last_of_entry;  // per entry of the next table
+    std::vector<uint32_t> next_same_op;   // per record
     std::vector<Collision> conflicts;
-    std::vector<std::size_t> lengths;  // of each record's strings, while the batch is built
   };
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr std::size_t kPrefetchAhead = 16;
+
+  struct Tally {
+    uint32_t registered = 0, deduplicated = 0, unchanged = 0;
+  };
+
+  // Lays out accepted records while they are placed, as long as the batch
+  // allows it (the common case: every accepted record's operator is new to
+  // the table, and an operator's records are consecutive); lay_out() does
+  // it afterwards when the batch does not.
+  class InOrderLayout {
+   public:
+    InOrderLayout(Table& next, std::size_t old_entries) : next_(next), old_entries_(old_entries) {}
+    bool holds() const { return holds_; }
+    void append(uint32_t number, const Record& r) {
+      if (!holds_) return;
+      if (number < old_entries_ || (number != open_ && number + 1 != next_.entry_count())) {
+        holds_ = false;
+        return;
+      }
+      if (number != open_) {
+        end();
+        next_.begin_records(number);
+        open_ = number;
+      }
+      next_.add_record(&r);
+    }
+    void end() {
+      if (open_ != kNone) next_.end_records(open_);
+      open_ = kNone;
+    }
+
+   private:
+    Table& next_;
+    std::size_t old_entries_;
+    bool holds_ = true;
+    uint32_t open_ = kNone;  // the entry taking records
+  };
+
+  // A matching specialised record, else the active fallback.
+  static const Record* choose(const Table& table, const Entry& entry, const et_ops_tensor* const* tensors,
+                              std::size_t count) {
+    if (entry.has_specialised() && count > 0)
+      if (const Record* r = table.specialised_match(entry, tensors, count)) return r;
+    return table.fallback_record(entry);
+  }
 
   RegistrationResult invalid(const et_ops_manifest& m, const std::string& error) {
     return RegistrationResult(
@@ -217,134 +283,150 @@ class Registry {
         0, 0, 0);
   }
 
+  // Builds the batch and, once, the next table: the old entries with their
+  // records, then each record into its operator's entry (found or added
+  // through the next table's own index).
   RegistrationResult register_locked(const et_ops_manifest& m, const std::string& library,
                                      const PolicyChoice& policy) {
     std::lock_guard<std::mutex> lock(write_mutex_);
     const Table& old = *current();
-    BatchOwner batch(make_batch(m, library, sequence_ + 1, scratch_.lengths));
+    BatchOwner batch(make_batch(m, library, sequence_ + 1, scratch_.measured));
     const std::size_t n = batch->record_count;
-    prepare_scratch(n, old);
-    uint32_t registered = 0, deduplicated = 0, unchanged = 0, new_ops = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const Record& r = batch->records[i];
-      const uint32_t head = group_by_operator(*batch, static_cast<uint32_t>(i));
-      const Entry* old_entry = old.find(r.op, r.hash);
-      scratch_.old_entry[i] = old_entry ? old_entry - old.entries_begin() : -1;
-      new_ops += old_entry == nullptr && head == i;
-      const Record* active = nullptr;
-      bool same_function = false;
-      if (old_entry != nullptr)
-        for (const Record* const* c = old.records_of(*old_entry); c != old.records_of(*old_entry) + old_entry->count; ++c)
-          if ((*c)->key_text == r.key_text) {
-            if (active == nullptr) active = *c;
-            same_function |= (*c)->fn == r.fn;
-          }
-      bool listed_twice = false;
-      for (uint32_t j = head; j != i; j = scratch_.next_same_op[j])
-        if (batch->records[j].key_text == r.key_text) {
-          if (batch->records[j].fn == r.fn) same_function = true;
-          else listed_twice = true;
-        }
-      if (same_function) {
-        scratch_.outcome[i] = Outcome::Unchanged;
-        ++unchanged;
-      } else if (listed_twice) {
-        return RegistrationResult(ET_OPS_ERROR_INVALID,
-                                  fmt::format("invalid kernel manifest of component {}: {} [key {}] appears twice "
-                                              "with different functions",
-                                              m.component, r.op, r.is_fallback() ? "" : r.key_text),
-                                  0, 0, 0);
-      } else if (active == nullptr) {
-        scratch_.outcome[i] = Outcome::New;
-        ++registered;
-      } else if (policy.policy == DuplicatePolicy::Fatal) {
-        die(Collision{active, &r}, policy);
-      } else if (active->schema == r.schema && active->fingerprint == r.fingerprint) {
-        scratch_.outcome[i] = Outcome::Deduplicated;
-        ++deduplicated;
-      } else {
-        scratch_.conflicts.push_back(Collision{active, &r});
-      }
-    }
+    TableOwner next(Table::create(old.entry_count() + n, old.record_count() + n, old.batch_count() + 1));
+    copy_entries(old, *next);
+    Tally tally;
+    InOrderLayout in_order(*next, old.entry_count());
+    if (const Record* twice = place_records(old, *batch, *next, policy, tally, in_order))
+      return RegistrationResult(ET_OPS_ERROR_INVALID,
+                                fmt::format("invalid kernel manifest of component {}: {} [key {}] appears twice "
+                                            "with different functions",
+                                            m.component, twice->op(), twice->key_text()),
+                                0, 0, 0);
     if (!scratch_.conflicts.empty()) {
       conflicts_ += scratch_.conflicts.size();
       return RegistrationResult(ET_OPS_ERROR_CONFLICT, conflict_message(batch->origin(), scratch_.conflicts), 0, 0, 0);
     }
-    if (registered + deduplicated > 0) {
-      publish(build_with(old, batch.get(), registered + deduplicated, new_ops));
+    if (tally.registered + tally.deduplicated > 0) {
+      if (in_order.holds()) in_order.end();
+      else lay_out(old, *batch, *next);
+      for (Batch* const* b = old.batches_begin(); b != old.batches_end(); ++b) next->add_batch(*b);
+      next->add_batch(batch.get());
+      publish(std::move(next));
       batch.release();  // the table holds it now
       sequence_ += n;
     }
-    registered_ += registered;
-    deduplicated_ += deduplicated;
-    return RegistrationResult(ET_OPS_OK, {}, registered, deduplicated, unchanged);
+    registered_ += tally.registered;
+    deduplicated_ += tally.deduplicated;
+    return RegistrationResult(ET_OPS_OK, {}, tally.registered, tally.deduplicated, tally.unchanged);
   }
 
-  void prepare_scratch(std::size_t n, const Table& old) {
-    std::size_t capacity = 8;
-    while (capacity < n * 2) capacity *= 2;
-    scratch_.outcome.assign(n, Outcome::Unchanged);
-    scratch_.old_entry.assign(n, -1);
-    scratch_.op_head.assign(n, kNone);
-    scratch_.next_same_op.assign(n, kNone);
-    scratch_.op_tail.assign(n, kNone);
-    scratch_.batch_index.assign(capacity, 0);
-    scratch_.entry_first.assign(old.entries_end() - old.entries_begin(), kNone);
-    scratch_.next_in_entry.assign(n, kNone);
+  // What the registry holds already of a record's operator and key: in the
+  // old table's entry `number`, and among the batch's earlier records.
+  struct Match {
+    const Record* active = nullptr;  // the old table's active copy
+    bool same_function = false;      // the very same function, in either
+    bool listed_twice = false;       // the batch lists the key with another function
+  };
+  Match match(const Table& old, const Batch& batch, uint32_t number, const Record& r) const {
+    Match found;
+    const std::string_view key = r.key_text();
+    if (number < old.entry_count()) {
+      const Entry& entry = old.entries_begin()[number];
+      for (const Record* const* c = old.records_of(entry); c != old.records_of(entry) + entry.count(); ++c)
+        if ((*c)->key_text() == key) {
+          if (found.active == nullptr) found.active = *c;
+          found.same_function |= (*c)->fn == r.fn;
+        }
+    }
+    for (uint32_t j = scratch_.last_of_entry[number]; j != kNone; j = scratch_.next_same_op[j])
+      if (batch.records()[j].key_text() == key) {
+        if (batch.records()[j].fn == r.fn) found.same_function = true;
+        else found.listed_twice = true;
+      }
+    return found;
+  }
+
+  // Decides each record's outcome and links it into its entry of `next`.
+  // Returns a record listed twice with different functions, if any;
+  // gathers conflicts in the scratch space; aborts under the fatal policy.
+  const Record* place_records(const Table& old, const Batch& batch, Table& next, const PolicyChoice& policy,
+                              Tally& tally, InOrderLayout& in_order) {
+    const std::size_t n = batch.record_count;
+    scratch_.outcome.resize(n);
+    scratch_.next_same_op.resize(n);
+    scratch_.last_of_entry.assign(old.entry_count() + n, kNone);
     scratch_.conflicts.clear();
+    const MeasuredRecord* measured = scratch_.measured.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      // The index is the one part of the table read at random: ask for the
+      // slots a few records ahead.
+      if (i + kPrefetchAhead < n) next.prefetch_slot(measured[i + kPrefetchAhead].hash);
+      const Record& r = batch.records()[i];
+      const std::size_t entries = next.entry_count();
+      const uint32_t number = next.find_or_add_entry(r.op(), measured[i].hash);
+      // An entry the record has just added holds nothing yet.
+      const Match found = next.entry_count() > entries ? Match{} : match(old, batch, number, r);
+      scratch_.next_same_op[i] = scratch_.last_of_entry[number];
+      scratch_.last_of_entry[number] = static_cast<uint32_t>(i);
+      Outcome& outcome = scratch_.outcome[i];
+      outcome = Outcome::Unchanged;
+      if (found.same_function) {
+        ++tally.unchanged;
+      } else if (found.listed_twice) {
+        return &r;
+      } else if (found.active == nullptr) {
+        outcome = Outcome::New;
+        ++tally.registered;
+        in_order.append(number, r);
+      } else if (policy.policy == DuplicatePolicy::Fatal) {
+        die(Collision{found.active, &r}, policy);
+      } else if (found.active->same_schema(r) && found.active->fingerprint() == r.fingerprint()) {
+        outcome = Outcome::Deduplicated;
+        ++tally.deduplicated;
+        in_order.append(number, r);
+      } else {
+        scratch_.conflicts.push_back(Collision{found.active, &r});  // the batch is rejected
+      }
+    }
+    return nullptr;
   }
 
-  // Links record i after the batch's earlier records with the same
-  // operator; returns the first of them (i itself when it is the first).
-  uint32_t group_by_operator(const Batch& batch, uint32_t i) {
-    const Record& r = batch.records[i];
-    const std::size_t mask = scratch_.batch_index.size() - 1;
-    for (std::size_t at = r.hash & mask;; at = (at + 1) & mask) {
-      const uint32_t slot = scratch_.batch_index[at];
-      if (slot == 0) {
-        scratch_.batch_index[at] = i + 1;
-        scratch_.op_head[i] = scratch_.op_tail[i] = i;
-        return i;
-      }
-      const Record& first = batch.records[slot - 1];
-      if (first.hash == r.hash && first.op == r.op) {
-        const uint32_t head = slot - 1;
-        scratch_.next_same_op[scratch_.op_tail[head]] = i;
-        scratch_.op_tail[head] = i;
-        scratch_.op_head[i] = head;
-        return head;
-      }
+  // The old table's entries with their records, laid out.
+  static void copy_entries(const Table& old, Table& next) {
+    for (const Entry* e = old.entries_begin(); e != old.entries_end(); ++e) {
+      const uint32_t number = next.add_entry(e->name(), e->hash);
+      next.begin_records(number);
+      for (std::size_t k = 0; k < e->count(); ++k) next.add_record(old.records_of(*e)[k]);
+      next.end_records(number);
     }
   }
 
-  // The old table plus the batch's accepted records, built once.
-  TableOwner build_with(const Table& old, Batch* batch, std::size_t accepted, std::size_t new_ops) {
-    const std::size_t old_entries = old.entries_end() - old.entries_begin();
-    TableOwner next(Table::create(old_entries + new_ops, old.record_count() + accepted,
-                                  (old.batches_end() - old.batches_begin()) + 1));
-    for (Batch* const* b = old.batches_begin(); b != old.batches_end(); ++b) next->add_batch(*b);
-    next->add_batch(batch);
-    // New records of existing operators, chained per old entry in batch order.
-    std::vector<uint32_t>& first = scratch_.entry_first;
-    for (std::size_t i = batch->record_count; i-- > 0;) {
-      if (scratch_.outcome[i] == Outcome::Unchanged || scratch_.old_entry[i] < 0) continue;
-      scratch_.next_in_entry[i] = first[scratch_.old_entry[i]];
-      first[scratch_.old_entry[i]] = static_cast<uint32_t>(i);
+  // Every entry's records again, in entry order: the old ones, then the
+  // batch's accepted ones in batch order.
+  void lay_out(const Table& old, const Batch& batch, Table& next) {
+    next.clear_records();
+    for (uint32_t number = 0; number < next.entry_count(); ++number) {
+      next.begin_records(number);
+      if (number < old.entry_count()) {
+        const Entry& entry = old.entries_begin()[number];
+        for (std::size_t k = 0; k < entry.count(); ++k) next.add_record(old.records_of(entry)[k]);
+      }
+      for (uint32_t j = reverse_chain(scratch_.last_of_entry[number]); j != kNone; j = scratch_.next_same_op[j])
+        if (scratch_.outcome[j] != Outcome::Unchanged) next.add_record(&batch.records()[j]);
+      next.end_records(number);
     }
-    for (std::size_t e = 0; e < old_entries; ++e) {
-      const Entry& entry = old.entries_begin()[e];
-      next->add_entry(entry.name, entry.hash);
-      for (std::size_t k = 0; k < entry.count; ++k) next->add_record(old.records_of(entry)[k]);
-      for (uint32_t i = first[e]; i != kNone; i = scratch_.next_in_entry[i]) next->add_record(&batch->records[i]);
+  }
+
+  // Reverses a chain of next_same_op links; returns its new first record.
+  uint32_t reverse_chain(uint32_t last) {
+    uint32_t first = kNone;
+    while (last != kNone) {
+      const uint32_t previous = scratch_.next_same_op[last];
+      scratch_.next_same_op[last] = first;
+      first = last;
+      last = previous;
     }
-    for (std::size_t i = 0; i < batch->record_count; ++i) {
-      if (scratch_.old_entry[i] >= 0 || scratch_.op_head[i] != i) continue;  // not the first of a new operator
-      next->add_entry(batch->records[i].op, batch->records[i].hash);
-      for (uint32_t j = static_cast<uint32_t>(i); j != kNone; j = scratch_.next_same_op[j])
-        if (scratch_.outcome[j] != Outcome::Unchanged) next->add_record(&batch->records[j]);
-    }
-    next->finish();
-    return next;
+    return first;
   }
 
   [[noreturn]] static void die(const Collision& collision, const PolicyChoice& policy) {
@@ -407,7 +489,7 @@ std::size_t unregister_library(std::string_view library_path) {
 }
 
 et_ops_kernel_fn lookup(std::string_view op, const et_ops_tensor* const* tensors, std::size_t tensor_count) {
-  return detail::registry().lookup(op, tensors, tensor_count).fn;
+  return detail::registry().lookup_function(op, tensors, tensor_count);
 }
 
 ResolvedKernel lookup_kernel(std::string_view op, const et_ops_tensor* const* tensors, std::size_t tensor_count) {

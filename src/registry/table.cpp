@@ -44,36 +44,29 @@ void Table::destroy(const Table* table) {
   ::operator delete(const_cast<void*>(static_cast<const void*>(table)));
 }
 
-void Table::add_entry(std::string_view name, uint64_t hash) {
-  new (&entries_[entry_count_++]) Entry{name, hash, ResolvedKernel{}, false, static_cast<uint32_t>(record_count_), 0};
+uint32_t Table::insert(std::size_t at, std::string_view name, uint32_t hash) {
+  const auto number = static_cast<uint32_t>(entry_count_++);
+  new (&entries_[number]) Entry{name.data(), static_cast<uint32_t>(name.size()), hash, 0, 0, nullptr};
+  index_[at] = Slot{hash, number + 1};
+  return number;
 }
 
-void Table::finish() {
-  for (std::size_t i = 0; i < entry_count_; ++i) {
-    Entry& e = entries_[i];
-    const std::size_t end = i + 1 < entry_count_ ? entries_[i + 1].first : record_count_;
-    e.count = static_cast<uint32_t>(end - e.first);
-    const Record** records = records_ + e.first;
-    // Stable by key text: registration order stays within a key. Entries
-    // hold a handful of records, so insertion sort.
-    for (std::size_t a = 1; a < e.count; ++a)
-      for (std::size_t b = a; b > 0 && records[b]->key_text < records[b - 1]->key_text; --b)
-        std::swap(records[b], records[b - 1]);
-    e.name = records[0]->op;  // the entry's name lives as long as its first record
-    if (records[0]->is_fallback()) e.fallback = records[0]->resolved();
-    e.has_specialised = !records[e.count - 1]->is_fallback();
-    const uint32_t tag = static_cast<uint32_t>(e.hash >> 32);
-    std::size_t at = e.hash & mask_;
-    while (index_[at].entry != 0) at = (at + 1) & mask_;
-    index_[at] = Slot{tag, static_cast<uint32_t>(i + 1)};
-  }
+void Table::end_records_sorted(Entry& e) {
+  const auto count = static_cast<uint32_t>(record_count_ - e.first);
+  const Record** records = records_ + e.first;
+  // Stable by key text: registration order stays within a key. Entries
+  // hold a handful of records, so insertion sort.
+  for (std::size_t a = 1; a < count; ++a)
+    for (std::size_t b = a; b > 0 && records[b]->key_text() < records[b - 1]->key_text(); --b)
+      std::swap(records[b], records[b - 1]);
+  finish(e, records, count);
 }
 
 const Record* Table::specialised_match(const Entry& entry, const et_ops_tensor* const* tensors,
                                        std::size_t count) const {
   const Record* const* records = records_of(entry);
-  for (std::size_t i = 0; i < entry.count; ++i)
-    if (!records[i]->is_fallback() && is_active(records, i) && records[i]->key->matches(tensors, count))
+  for (std::size_t i = 0; i < entry.count(); ++i)
+    if (!records[i]->is_fallback() && is_active(records, i) && records[i]->key()->matches(tensors, count))
       return records[i];
   return nullptr;
 }

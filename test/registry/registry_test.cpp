@@ -36,6 +36,22 @@ struct FirstWins {
 
 const std::string self_path = et_ops::canonical_library_path("/proc/self/exe");
 
+// The kernel that `op` resolves to for one contiguous int8 tensor.
+et_ops_kernel_fn lookup_for_int8(const char* op) {
+  int8_t storage[4] = {};
+  et_ops::Tensor tensor(et_ops::DType::Int8, storage, {4});
+  const et_ops_tensor* args[] = {tensor.raw()};
+  return et_ops::lookup(op, args, 1);
+}
+
+// The keys of op's records, in registered_records() order.
+std::vector<std::string> keys_of(const char* op) {
+  std::vector<std::string> keys;
+  for (const auto& r : et_ops::registered_records())
+    if (r.op == op) keys.push_back(r.key);
+  return keys;
+}
+
 }  // namespace
 
 TEST_CASE("a registered batch is visible with its origin, schema and fingerprint", "[registry]") {
@@ -220,4 +236,106 @@ TEST_CASE("short operator names survive the table growing (names stored inside t
   for (const auto& r : et_ops::registered_records()) entries_for_a += r.op == "u::a";
   CHECK(entries_for_a == 1);
   CHECK(et_ops::lookup("u::b") == &kernel_two);
+}
+
+TEST_CASE("an operator's records need not be consecutive in a batch", "[registry][key]") {
+  FirstWins guard;
+  const std::string key = et_ops::KernelKey({{et_ops::DType::Int8, {}}}).text();
+  Manifest m("unit", {{"unit::split.out", key.c_str(), &kernel_int8, "s", "f"},
+                      {"unit::between.out", "", &kernel_two, "s", "f"},
+                      {"unit::split.out", "", &kernel_one, "s", "f"}});
+  auto result = et_ops::register_manifest(m.raw);
+  REQUIRE(result.ok());
+  CHECK(result.registered() == 3);
+  CHECK(lookup_for_int8("unit::split.out") == &kernel_int8);
+  CHECK(et_ops::lookup("unit::split.out") == &kernel_one);
+  CHECK(et_ops::lookup("unit::between.out") == &kernel_two);
+  CHECK(keys_of("unit::split.out") == std::vector<std::string>{"", key});
+}
+
+TEST_CASE("a later batch adds a key to an operator already registered", "[registry][key]") {
+  FirstWins guard;
+  Manifest first("unit", {{"unit::grows.out", "", &kernel_one, "s", "f"},
+                          {"unit::stays.out", "", &kernel_two, "s", "f"}});
+  REQUIRE(et_ops::register_manifest(first.raw).ok());
+  const std::string key = et_ops::KernelKey({{et_ops::DType::Int8, {}}}).text();
+  Manifest second("unit", {{"unit::fresh.out", "", &kernel_two, "s", "f"},
+                           {"unit::grows.out", key.c_str(), &kernel_int8, "s", "f"}});
+  auto result = et_ops::register_manifest(second.raw);
+  REQUIRE(result.ok());
+  CHECK(result.registered() == 2);
+  CHECK(lookup_for_int8("unit::grows.out") == &kernel_int8);
+  CHECK(et_ops::lookup("unit::grows.out") == &kernel_one);
+  CHECK(et_ops::lookup("unit::stays.out") == &kernel_two);
+  CHECK(et_ops::lookup("unit::fresh.out") == &kernel_two);
+  CHECK(keys_of("unit::grows.out") == std::vector<std::string>{"", key});
+}
+
+TEST_CASE("a schema that starts with its operator keeps its text and what it says", "[registry][schema]") {
+  FirstWins guard;
+  const char* const add = "unit::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)";
+  const char* const mul = "unit::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)";
+  const char* const odd = "unit::other.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)";  // names another operator
+  const char* const bad = "unit::bad name(Tensor self, *, Tensor(a!) out) -> Tensor(a!)";   // does not parse
+  Manifest m("unit", {{"unit::add.out", "", &kernel_one, add, "f"},
+                      {"unit::mul.out", "", &kernel_two, mul, "f"},
+                      {"unit::odd.out", "", &kernel_one, odd, "f"},
+                      {"unit::bad name", "", &kernel_two, bad, "f"}});
+  REQUIRE(et_ops::register_manifest(m.raw).ok());
+  for (const auto& r : et_ops::registered_records()) {
+    if (r.op == "unit::add.out") CHECK(r.schema == add);
+    if (r.op == "unit::mul.out") CHECK(r.schema == mul);
+    if (r.op == "unit::odd.out") CHECK(r.schema == odd);
+    if (r.op == "unit::bad name") CHECK(r.schema == bad);
+  }
+  const et_ops::ResolvedKernel mul_kernel = et_ops::lookup_kernel("unit::mul.out");
+  CHECK(mul_kernel.argument_count == 3);
+  CHECK(mul_kernel.writes(2));
+  CHECK_FALSE(mul_kernel.writes(0));
+  CHECK(et_ops::lookup_kernel("unit::odd.out").argument_count == 2);
+  CHECK(et_ops::lookup_kernel("unit::bad name").argument_count == -1);
+}
+
+namespace {
+int prepared_state;
+void* prepare_stub(et_ops_kernel_context*, et_ops_value* const*, std::size_t) { return &prepared_state; }
+void release_stub(void*) {}
+void run_stub(et_ops_kernel_context*, const void*, void*, const et_ops_run_environment*, et_ops_value* const*,
+              std::size_t) {}
+const et_ops_prepared_kernel prepared_stub{sizeof(et_ops_prepared_kernel), 0, &prepare_stub, &release_stub,
+                                           nullptr, nullptr, &run_stub};
+}  // namespace
+
+TEST_CASE("a version 2 manifest keeps each prepared kernel's functions with its record", "[registry][abi]") {
+  FirstWins guard;
+  const std::string key = et_ops::KernelKey({{et_ops::DType::Int8, {}}}).text();
+  // Text of several lengths, so the kept pointers land after text of every alignment.
+  std::vector<et_ops_kernel_record_v2> records = {
+      {{"unit::p.out", "", &kernel_one, "unit::p.out(Tensor a) -> ()", "f"}, ET_OPS_KERNEL_PREPARED, 0, &prepared_stub},
+      {{"unit::plain.out", "", &kernel_two, "s", "fp-7"}, ET_OPS_KERNEL_PLAIN, 0, nullptr},
+      {{"unit::p.out", key.c_str(), &kernel_int8, "unit::p.out(Tensor a) -> ()", "fingerprint"},
+       ET_OPS_KERNEL_PREPARED, 0, &prepared_stub},
+      {{"unit::prepared_too.out", "", &kernel_two, "s", "0123456"}, ET_OPS_KERNEL_PREPARED, 0, &prepared_stub}};
+  et_ops_manifest m{ET_OPS_ABI_VERSION_PREPARED, sizeof(et_ops_kernel_record_v2), "unit", "9.9", &records[0].base,
+                    records.size()};
+  auto result = et_ops::register_manifest(m);
+  REQUIRE(result.ok());
+  CHECK(result.registered() == 4);
+  const et_ops::ResolvedKernel p = et_ops::lookup_kernel("unit::p.out");
+  CHECK(p.fn == &kernel_one);
+  CHECK(p.prepared == &prepared_stub);
+  CHECK(p.argument_count == 1);
+  CHECK(et_ops::lookup_kernel("unit::plain.out").prepared == nullptr);
+  CHECK(et_ops::lookup_kernel("unit::prepared_too.out").prepared == &prepared_stub);
+  CHECK(lookup_for_int8("unit::p.out") == &kernel_int8);
+  for (const auto& r : et_ops::registered_records()) {
+    if (r.op == "unit::plain.out") CHECK(r.fingerprint == "fp-7");
+    if (r.op == "unit::prepared_too.out") CHECK(r.fingerprint == "0123456");
+    if (r.op == "unit::p.out") CHECK(r.fingerprint == (r.key.empty() ? "f" : "fingerprint"));
+  }
+
+  records[1].kind = 7;
+  CHECK(et_ops::register_manifest(m).message().find("unknown kernel kind 7") != std::string::npos);
+  records[1].kind = ET_OPS_KERNEL_PREPARED;  // without its functions
+  CHECK(et_ops::register_manifest(m).message().find("prepared kernel without") != std::string::npos);
 }
