@@ -125,6 +125,22 @@ inline void check_close(const int8_t* got, const std::vector<int8_t>& expected) 
   CHECK(double(exact) >= 0.99 * double(expected.size()));
 }
 
+// Outputs equal the reference's, but where the unrounded value (in output
+// steps, before the zero point) lies within 1/1000 step of a tie: there
+// one step either way. XNNPACK's add and average pooling requantize in
+// fixed point (multipliers of about 21 bits, ties rounded up).
+inline void check_exact_but_at_ties(const int8_t* got, const std::vector<int8_t>& expected,
+                                    const std::vector<double>& unrounded) {
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const int difference = int(got[i]) - int(expected[i]);
+    if (difference == 0) continue;
+    INFO("element " << i << ": got " << int(got[i]) << ", the reference " << int(expected[i]) << " of "
+                    << unrounded[i]);
+    REQUIRE(std::abs(difference) == 1);
+    REQUIRE(std::abs(std::fabs(unrounded[i] - std::trunc(unrounded[i])) - 0.5) < 1e-3);
+  }
+}
+
 // The int32 accumulator units of a float bias: round half to even of
 // bias / (input_scale * weight_scale), the scales as float32.
 inline int64_t quantized_bias(float bias, double input_scale, float weight_scale) {
