@@ -7,8 +7,7 @@
 namespace {
 
 using et_ops::DType;
-using et_ops::test::Call;
-using et_ops::test::OwnedTensor;
+using namespace et_ops::test;
 
 constexpr const char* kAdd = "et_xnnpack::add.out";
 
@@ -27,8 +26,8 @@ struct Add {
   explicit Add(const Case& k)
       : c(k), self(DType::Int8, k.sizes, k.dim_order), other(DType::Int8, k.sizes, k.dim_order),
         out(DType::Int8, k.sizes, k.dim_order) {
-    et_ops::test::fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 21);
-    et_ops::test::fill_random(other.data<int8_t>(), std::size_t(other.tensor->numel()), 22);
+    fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 21);
+    fill_random(other.data<int8_t>(), std::size_t(other.tensor->numel()), 22);
   }
   // The sum of element i in output steps, before rounding. Elementwise, so
   // memory order is element order (all three tensors share a layout).
@@ -40,7 +39,7 @@ struct Add {
   std::vector<int8_t> reference() const {
     std::vector<int8_t> expected(std::size_t(out.tensor->numel()));
     for (std::size_t i = 0; i < expected.size(); ++i)
-      expected[i] = et_ops::test::requantize(sum(i), out_zp, c.out_min, c.out_max);
+      expected[i] = requantize(sum(i), out_zp, c.out_min, c.out_max);
     return expected;
   }
   Call call() {
@@ -50,8 +49,6 @@ struct Add {
     return call;
   }
 };
-
-const std::vector<uint8_t> kChannelsLast{0, 2, 3, 1};
 
 }  // namespace
 
@@ -64,34 +61,25 @@ TEST_CASE("add agrees with the quantized addition's reference", "[xnnpack][add]"
       {{1, 8, 3, 5}, kChannelsLast, 0.02, 3, 90},  // a fused relu at the zero point, clamped above
   };
   for (const Case& k : cases) {
-    INFO("numel=" << Add(k).out.tensor->numel() << " output_scale=" << k.out_scale);
     Add add(k);
+    INFO("numel=" << add.out.tensor->numel() << " output_scale=" << k.out_scale);
     Call call = add.call();
-    et_ops::test::run_on_one_and_two_threads(call, kAdd, add.out);
+    run_on_one_and_two_threads(call, kAdd, add.out);
     const std::vector<int8_t> expected = add.reference();
     std::vector<double> sums(expected.size());
     for (std::size_t i = 0; i < sums.size(); ++i) sums[i] = add.sum(i);
-    et_ops::test::check_exact_but_at_ties(add.out.data<int8_t>(), expected, sums);
-    if (k.out_scale < 0.05) {  // the cases meant to reach the clamp do
-      CHECK(std::count(expected.begin(), expected.end(), int8_t(k.out_min)) > 0);
-      CHECK(std::count(expected.begin(), expected.end(), int8_t(k.out_max)) > 0);
-    }
+    check_exact_but_at_ties(add.out.data<int8_t>(), expected, sums);
+    if (k.out_scale < 0.05) check_saturates(expected, k.out_min, k.out_max);  // the saturating cases
   }
 }
 
 TEST_CASE("add gives the same bytes with AVX2 and native microkernels", "[xnnpack][add][isa]") {
-  et_ops::test::check_same_bytes_on_every_isa("[add]~[isa]");
+  check_same_bytes_on_every_isa("[add]~[isa]");
 }
 
 TEST_CASE("add names what is wrong with its arguments", "[xnnpack][add]") {
   const Case k{{1, 6, 5, 3}, kChannelsLast};
-  auto message = [&](auto&& change) {
-    Add add(k);
-    change(add);
-    const auto ctx = add.call().run(kAdd);
-    REQUIRE_FALSE(ctx.ok());
-    return std::string(ctx.message());
-  };
+  auto message = [&](auto&& change) { return error_message<Add>(kAdd, k, change); };
   using Catch::Matchers::Contains;
   CHECK_THAT(message([](Add& a) { a.self = OwnedTensor(DType::UInt8, {1, 6, 5, 3}, kChannelsLast); }),
              Contains("self must be int8, got uint8"));

@@ -7,8 +7,7 @@
 namespace {
 
 using et_ops::DType;
-using et_ops::test::Call;
-using et_ops::test::OwnedTensor;
+using namespace et_ops::test;
 
 constexpr const char* kLinear = "et_xnnpack::linear.out";
 
@@ -37,8 +36,8 @@ struct Linear {
         scales(DType::Float32, {k.per_channel ? k.out_features : 1}),
         bias(DType::Float32, {k.out_features}),
         out(DType::Int8, with_last(k.rows, k.out_features)) {
-    et_ops::test::fill_random(input.data<int8_t>(), std::size_t(input.tensor->numel()), 11);
-    et_ops::test::fill_random(weight.data<int8_t>(), std::size_t(weight.tensor->numel()), 12);
+    fill_random(input.data<int8_t>(), std::size_t(input.tensor->numel()), 11);
+    fill_random(weight.data<int8_t>(), std::size_t(weight.tensor->numel()), 12);
     for (int64_t i = 0; i < scales.tensor->numel(); ++i) scales.data<float>()[i] = 0.004f + 0.0015f * float(i % 5);
     for (int64_t i = 0; i < k.out_features; ++i) bias.data<float>()[i] = 0.3f * float(i % 7) - 0.9f;
   }
@@ -51,11 +50,11 @@ struct Linear {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t o = 0; o < o_count; ++o) {
         const float ws = sc[c.per_channel ? o : 0];
-        int64_t acc = c.with_bias ? et_ops::test::quantized_bias(bias.data<float>()[o], in_scale, ws) : 0;
+        int64_t acc = c.with_bias ? quantized_bias(bias.data<float>()[o], in_scale, ws) : 0;
         for (int64_t i = 0; i < k_count; ++i) acc += (int64_t(x[r * k_count + i]) - in_zp) * w[o * k_count + i];
         const double multiplier = double(float(in_scale)) * double(ws) / double(float(c.out_scale));
         expected[std::size_t(r * o_count + o)] =
-            et_ops::test::requantize(double(acc) * multiplier, out_zp, c.out_min, c.out_max);
+            requantize(double(acc) * multiplier, out_zp, c.out_min, c.out_max);
       }
     return expected;
   }
@@ -85,29 +84,20 @@ TEST_CASE("linear agrees with the quantized linear layer's reference", "[xnnpack
                         << " output_scale=" << k.out_scale);
     Linear linear(k);
     Call call = linear.call();
-    et_ops::test::run_on_one_and_two_threads(call, kLinear, linear.out);
+    run_on_one_and_two_threads(call, kLinear, linear.out);
     const std::vector<int8_t> expected = linear.reference();
-    et_ops::test::check_close(linear.out.data<int8_t>(), expected);
-    if (k.out_scale < 0.1) {  // the cases meant to reach the clamp do
-      CHECK(std::count(expected.begin(), expected.end(), int8_t(k.out_min)) > 0);
-      CHECK(std::count(expected.begin(), expected.end(), int8_t(k.out_max)) > 0);
-    }
+    check_close(linear.out.data<int8_t>(), expected);
+    if (k.out_scale < 0.1) check_saturates(expected, k.out_min, k.out_max);  // the saturating cases
   }
 }
 
 TEST_CASE("linear gives the same bytes with AVX2 and native microkernels", "[xnnpack][linear][isa]") {
-  et_ops::test::check_same_bytes_on_every_isa("[linear]~[isa]");
+  check_same_bytes_on_every_isa("[linear]~[isa]");
 }
 
 TEST_CASE("linear names what is wrong with its arguments", "[xnnpack][linear]") {
   const Case k{{5}, 13, 7, true};
-  auto message = [&](auto&& change) {
-    Linear linear(k);
-    change(linear);
-    const auto ctx = linear.call().run(kLinear);
-    REQUIRE_FALSE(ctx.ok());
-    return std::string(ctx.message());
-  };
+  auto message = [&](auto&& change) { return error_message<Linear>(kLinear, k, change); };
   using Catch::Matchers::Contains;
   CHECK_THAT(message([](Linear& l) { l.input = OwnedTensor(DType::UInt8, {5, 13}); }),
              Contains("input must be int8, got uint8"));

@@ -8,13 +8,10 @@
 namespace {
 
 using et_ops::DType;
-using et_ops::test::Call;
-using et_ops::test::OwnedTensor;
+using namespace et_ops::test;
 
 constexpr const char* kAveragePool = "et_xnnpack::adaptive_avg_pool2d.out";
 constexpr const char* kMaxPool = "et_xnnpack::max_pool2d.out";
-const std::vector<uint8_t> kChannelsLast{0, 2, 3, 1};
-
 // Element [n][c][y][x] of a channels-last [N, C, H, W] tensor.
 std::size_t at(int64_t c_count, int64_t height, int64_t width, int64_t n, int64_t c, int64_t y, int64_t x) {
   return std::size_t(((n * height + y) * width + x) * c_count + c);
@@ -34,7 +31,7 @@ struct AveragePool {
   std::vector<int64_t> output_size{1, 1};
   explicit AveragePool(const AverageCase& c)
       : k(c), self(DType::Int8, {c.n, c.c, c.h, c.w}, kChannelsLast), out(DType::Int8, {c.n, c.c, 1, 1}, kChannelsLast) {
-    et_ops::test::fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 31);
+    fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 31);
     // A bias to one end per channel, so that the means spread to both ends of int8.
     for (int64_t i = 0; i < self.tensor->numel(); ++i) {
       int8_t& v = self.data<int8_t>()[i];
@@ -56,7 +53,7 @@ struct AveragePool {
   }
   std::vector<int8_t> reference() const {
     std::vector<int8_t> expected;
-    for (const double mean : means()) expected.push_back(et_ops::test::requantize(mean, out_zp, k.out_min, k.out_max));
+    for (const double mean : means()) expected.push_back(requantize(mean, out_zp, k.out_min, k.out_max));
     return expected;
   }
   Call call() {
@@ -88,7 +85,7 @@ struct MaxPool {
         sw(c.stride.empty() ? kw : c.stride.back()), ph(c.padding[0]), pw(c.padding.back()), dh(c.dilation[0]),
         dw(c.dilation.back()), oh(extent(c.h, kh, sh, ph, dh)), ow(extent(c.w, kw, sw, pw, dw)),
         self(DType::Int8, {c.n, c.c, c.h, c.w}, kChannelsLast), out(DType::Int8, {c.n, c.c, oh, ow}, kChannelsLast) {
-    et_ops::test::fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 32);
+    fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 32);
   }
   // The largest input of each window; padding is no value at all.
   std::vector<int8_t> reference() const {
@@ -129,13 +126,10 @@ TEST_CASE("adaptive_avg_pool2d agrees with the quantized global average's refere
     INFO("n=" << k.n << " c=" << k.c << " h=" << k.h << " w=" << k.w << " output_scale=" << k.out_scale);
     AveragePool pool(k);
     Call call = pool.call();
-    et_ops::test::run_on_one_and_two_threads(call, kAveragePool, pool.out);
+    run_on_one_and_two_threads(call, kAveragePool, pool.out);
     const std::vector<int8_t> expected = pool.reference();
-    et_ops::test::check_exact_but_at_ties(pool.out.data<int8_t>(), expected, pool.means());
-    if (k.out_scale < 0.04) {  // the cases meant to reach the clamp do
-      CHECK(std::count(expected.begin(), expected.end(), int8_t(k.out_min)) > 0);
-      CHECK(std::count(expected.begin(), expected.end(), int8_t(k.out_max)) > 0);
-    }
+    check_exact_but_at_ties(pool.out.data<int8_t>(), expected, pool.means());
+    if (k.out_scale < 0.04) check_saturates(expected, k.out_min, k.out_max);  // the saturating cases
   }
 }
 
@@ -151,7 +145,7 @@ TEST_CASE("max_pool2d agrees with the exact maximum of each window", "[xnnpack][
     INFO("c=" << k.c << " h=" << k.h << " w=" << k.w << " kernel=" << k.kernel[0] << "x" << k.kernel.back());
     MaxPool pool(k);
     Call call = pool.call();
-    et_ops::test::run_on_one_and_two_threads(call, kMaxPool, pool.out);
+    run_on_one_and_two_threads(call, kMaxPool, pool.out);
     const std::vector<int8_t> expected = pool.reference();
     CHECK(std::vector<int8_t>(pool.out.data<int8_t>(), pool.out.data<int8_t>() + expected.size()) == expected);
   }
@@ -163,25 +157,19 @@ TEST_CASE("max_pool2d keeps int8's range ends and pads with no value", "[xnnpack
     MaxPool pool({1, 10, 5, 7, {3}, {2}, {1}, {1}});
     std::fill_n(pool.self.data<int8_t>(), pool.self.tensor->numel(), value);
     Call call = pool.call();
-    et_ops::test::run_on_one_and_two_threads(call, kMaxPool, pool.out);
+    run_on_one_and_two_threads(call, kMaxPool, pool.out);
     const int8_t* got = pool.out.data<int8_t>();
     CHECK(std::all_of(got, got + pool.out.tensor->numel(), [&](int8_t v) { return v == value; }));
   }
 }
 
 TEST_CASE("pooling gives the same bytes with AVX2 and native microkernels", "[xnnpack][pooling][isa]") {
-  et_ops::test::check_same_bytes_on_every_isa("[pooling]~[isa]");
+  check_same_bytes_on_every_isa("[pooling]~[isa]");
 }
 
 TEST_CASE("adaptive_avg_pool2d names what is wrong with its arguments", "[xnnpack][pooling]") {
   const AverageCase k{1, 6, 5, 3};
-  auto message = [&](auto&& change) {
-    AveragePool pool(k);
-    change(pool);
-    const auto ctx = pool.call().run(kAveragePool);
-    REQUIRE_FALSE(ctx.ok());
-    return std::string(ctx.message());
-  };
+  auto message = [&](auto&& change) { return error_message<AveragePool>(kAveragePool, k, change); };
   using Catch::Matchers::Contains;
   CHECK_THAT(message([](AveragePool& p) { p.self = OwnedTensor(DType::UInt8, {1, 6, 5, 3}, kChannelsLast); }),
              Contains("self must be int8, got uint8"));
@@ -208,13 +196,7 @@ TEST_CASE("adaptive_avg_pool2d names what is wrong with its arguments", "[xnnpac
 
 TEST_CASE("max_pool2d names what is wrong with its arguments", "[xnnpack][pooling]") {
   const MaxCase k{1, 6, 7, 7, {3}, {2}, {1}, {1}};
-  auto message = [&](auto&& change) {
-    MaxPool pool(k);
-    change(pool);
-    const auto ctx = pool.call().run(kMaxPool);
-    REQUIRE_FALSE(ctx.ok());
-    return std::string(ctx.message());
-  };
+  auto message = [&](auto&& change) { return error_message<MaxPool>(kMaxPool, k, change); };
   using Catch::Matchers::Contains;
   CHECK_THAT(message([](MaxPool& p) { p.self = OwnedTensor(DType::UInt8, {1, 6, 7, 7}, kChannelsLast); }),
              Contains("self must be int8, got uint8"));

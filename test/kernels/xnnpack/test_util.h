@@ -50,6 +50,9 @@ struct OwnedTensor {
   std::vector<uint8_t> contents() const { return {bytes.begin(), bytes.end() - 64}; }
 };
 
+// The dim order of a channels-last [N, C, H, W] tensor.
+inline const std::vector<uint8_t> kChannelsLast{0, 2, 3, 1};
+
 // Builds the argument list of one call, in schema order.
 class Call {
  public:
@@ -139,6 +142,24 @@ inline void check_exact_but_at_ties(const int8_t* got, const std::vector<int8_t>
     REQUIRE(std::abs(difference) == 1);
     REQUIRE(std::abs(std::fabs(unrounded[i] - std::trunc(unrounded[i])) - 0.5) < 1e-3);
   }
+}
+
+// The expected outputs reach both ends of the clamp [low, high]: the case
+// saturates, as it is meant to.
+inline void check_saturates(const std::vector<int8_t>& expected, int64_t low, int64_t high) {
+  CHECK(std::count(expected.begin(), expected.end(), int8_t(low)) > 0);
+  CHECK(std::count(expected.begin(), expected.end(), int8_t(high)) > 0);
+}
+
+// The message of a call that fails: a `Fixture` made from `k`, changed by
+// `change`, then its call() run as `op`.
+template <typename Fixture, typename Case, typename Change>
+std::string error_message(const char* op, const Case& k, Change&& change) {
+  Fixture fixture(k);
+  change(fixture);
+  const KernelContext ctx = fixture.call().run(op);
+  REQUIRE_FALSE(ctx.ok());
+  return std::string(ctx.message());
 }
 
 // The int32 accumulator units of a float bias: round half to even of
