@@ -1,6 +1,8 @@
 // et_xnnpack::adaptive_avg_pool2d.out (to 1x1: global average pooling with
 // requantization) and et_xnnpack::max_pool2d.out (int8, exact), on
 // channels-last tensors.
+#include <algorithm>
+
 #include "kernels.h"
 
 namespace et_ops::kernels::xnnpack {
@@ -25,6 +27,19 @@ bool window_pair(KernelContext& ctx, const char* name, IntList list, int64_t min
     return detail::fail(ctx, kMaxPool, "{} must be at least {} (and at most 2^16), got [{}, {}]", name, min, a, b);
   first = static_cast<uint32_t>(a), second = static_cast<uint32_t>(b);
   return true;
+}
+
+// A 1x1 window (padding 0) is a strided subsample, which XNNPACK's max
+// pooling refuses: copied here, one channel row per output pixel.
+bool is_subsample(const PoolingState& s) { return s.kernel_height == 1 && s.kernel_width == 1; }
+
+void subsample(const PoolingState& s, const int8_t* in, int8_t* out) {
+  const std::size_t out_height = (s.height - 1) / s.stride_height + 1, out_width = (s.width - 1) / s.stride_width + 1;
+  for (std::size_t n = 0; n < s.batch; ++n)
+    for (std::size_t y = 0; y < out_height; ++y)
+      for (std::size_t x = 0; x < out_width; ++x, out += s.channels)
+        std::copy_n(in + ((n * s.height + y * s.stride_height) * s.width + x * s.stride_width) * s.channels,
+                    s.channels, out);
 }
 
 }  // namespace
@@ -135,6 +150,7 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
 
 std::unique_ptr<detail::RunStateOperator> max_pool2d_instantiate(KernelContext& ctx, const PoolingState& s, TensorRef,
                                                                  IntList, IntList, IntList, IntList, bool, TensorRef) {
+  if (is_subsample(s)) return std::make_unique<detail::RunStateOperator>(nullptr);
   return detail::create_operator(ctx, kMaxPool, "xnn_create_max_pooling2d_nhwc_s8", [&](xnn_operator_t* made) {
     return xnn_create_max_pooling2d_nhwc_s8(s.padding_height, s.padding_width, s.padding_height, s.padding_width,
                                             s.kernel_height, s.kernel_width, s.stride_height, s.stride_width,
@@ -146,6 +162,10 @@ std::unique_ptr<detail::RunStateOperator> max_pool2d_instantiate(KernelContext& 
 bool max_pool2d_run(KernelContext& ctx, const PoolingState& s, detail::RunStateOperator& instance,
                     const RunEnvironment& env, TensorRef self, IntList, IntList, IntList, IntList, bool, TensorRef out) {
   if (!check_run_tensors(ctx, kMaxPool, s, self, out)) return false;
+  if (is_subsample(s)) {
+    subsample(s, self.data_as<const int8_t>(), out.data_as<int8_t>());
+    return true;
+  }
   return instance.run(ctx, kMaxPool, env, self.data(), nullptr, out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
     return xnn_setup_max_pooling2d_nhwc_s8(op, s.batch, s.height, s.width, self.data_as<const int8_t>(),
                                            out.data_as<int8_t>(), pool);

@@ -1,17 +1,15 @@
 // et_xnnpack::conv2d.out beside a float64 reference of the quantized
 // convolution (grouped, depthwise, strided, padded, per-channel and
-// per-tensor weights, fused clamp), and its argument errors.
+// per-tensor weights, fused clamp) on 1 and 2 threads and with AVX2 and
+// native microkernels, and its argument errors.
 #include "test_util.h"
 
 namespace {
 
 using et_ops::DType;
-using et_ops::test::Call;
-using et_ops::test::OwnedTensor;
+using namespace et_ops::test;
 
 constexpr const char* kConv = "et_xnnpack::conv2d.out";
-const std::vector<uint8_t> kChannelsLast{0, 2, 3, 1};
-
 struct Case {
   int64_t n, c, h, w, o, k, stride, padding, groups;
   bool per_channel;
@@ -31,8 +29,8 @@ struct Conv {
         scales(DType::Float32, {k.per_channel ? k.o : 1}),
         bias(DType::Float32, {k.o}),
         out(DType::Int8, {k.n, k.o, oh, ow}, kChannelsLast) {
-    et_ops::test::fill_random(input.data<int8_t>(), std::size_t(input.tensor->numel()), 1);
-    et_ops::test::fill_random(weight.data<int8_t>(), std::size_t(weight.tensor->numel()), 2);
+    fill_random(input.data<int8_t>(), std::size_t(input.tensor->numel()), 1);
+    fill_random(weight.data<int8_t>(), std::size_t(weight.tensor->numel()), 2);
     for (int64_t i = 0; i < scales.tensor->numel(); ++i) scales.data<float>()[i] = 0.01f + 0.003f * float(i % 7);
     for (int64_t i = 0; i < k.o; ++i) bias.data<float>()[i] = 0.25f * float(i % 5) - 0.5f;
   }
@@ -64,7 +62,7 @@ struct Conv {
                   acc += (int64_t(in[at(c, c.c, c.h, c.w, n, g * cg + i, iy, ix)]) - in_zp) *
                          wt[((o * cg + i) * c.k + ky) * c.k + kx];
                 }
-            expected[at(c, c.o, oh, ow, n, o, y, x)] = et_ops::test::requantize(
+            expected[at(c, c.o, oh, ow, n, o, y, x)] = requantize(
                 double(acc) * (double(float(in_scale)) * ws / double(float(out_scale))), out_zp, c.out_min, c.out_max);
           }
     return expected;
@@ -91,21 +89,19 @@ TEST_CASE("conv2d agrees with the quantized convolution's reference", "[xnnpack]
   for (const Case& k : cases) {
     INFO("c=" << k.c << " o=" << k.o << " k=" << k.k << " groups=" << k.groups);
     Conv conv(k);
-    const auto ctx = conv.call().run(kConv);
-    REQUIRE(ctx.ok());
-    et_ops::test::check_close(conv.out.data<int8_t>(), conv.reference());
+    Call call = conv.call();
+    run_on_one_and_two_threads(call, kConv, conv.out);
+    check_close(conv.out.data<int8_t>(), conv.reference());
   }
+}
+
+TEST_CASE("conv2d gives the same bytes with AVX2 and native microkernels", "[xnnpack][conv2d][isa]") {
+  check_same_bytes_on_every_isa("[conv2d]~[isa]");
 }
 
 TEST_CASE("conv2d names what is wrong with its arguments", "[xnnpack][conv2d]") {
   const Case k{1, 4, 6, 6, 8, 3, 1, 1, 1, true};
-  auto message = [&](auto&& change) {
-    Conv conv(k);
-    change(conv);
-    const auto ctx = conv.call().run(kConv);
-    REQUIRE_FALSE(ctx.ok());
-    return std::string(ctx.message());
-  };
+  auto message = [&](auto&& change) { return error_message<Conv>(kConv, k, change); };
   CHECK(message([](Conv& c) { c.in_scale = 0.0; }).find("input_scale must be a positive") != std::string::npos);
   CHECK(message([](Conv& c) { c.out_zp = 300; }).find("output_zero_point must lie in [-128, 127]") != std::string::npos);
   CHECK(message([](Conv& c) { c.input = OwnedTensor(DType::UInt8, {1, 4, 6, 6}, kChannelsLast); })

@@ -1,14 +1,24 @@
 // Calling the xnnpack kernel set's operators in tests: tensors with the
 // padding XNNPACK may read past an input, argument lists in schema order,
-// and the one-call C-ABI kernel of each record (prepare, run, release).
+// the one-call C-ABI kernel of each record (prepare, run, release) or its
+// prepared functions on a thread pool, the reference's rounding, and the
+// comparison of the bytes written on 1 and 2 threads and with XNNPACK's
+// AVX2 and native (AVX-512) microkernels.
 #ifndef ET_OPS_TEST_KERNELS_XNNPACK_TEST_UTIL_H
 #define ET_OPS_TEST_KERNELS_XNNPACK_TEST_UTIL_H
 
 #include <catch2/catch.hpp>
+#include <pthreadpool.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,7 +44,14 @@ struct OwnedTensor {
   }
   template <typename T>
   T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  template <typename T>
+  const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  // The tensor's own bytes (not the spare ones).
+  std::vector<uint8_t> contents() const { return {bytes.begin(), bytes.end() - 64}; }
 };
+
+// The dim order of a channels-last [N, C, H, W] tensor.
+inline const std::vector<uint8_t> kChannelsLast{0, 2, 3, 1};
 
 // Builds the argument list of one call, in schema order.
 class Call {
@@ -49,16 +66,32 @@ class Call {
   }
   Call& none() { return add(none_value()); }
 
-  // Runs `op`'s registered kernel; returns the context.
-  KernelContext run(const char* op) {
+  // Runs `op`'s registered kernel: on one thread its plain C-ABI kernel
+  // (prepare, run and release in one call), on more its prepared functions
+  // with a thread pool of that many threads. Returns the context.
+  KernelContext run(const char* op, std::size_t threads = 1) {
     static const bool registered = kernels::xnnpack::register_kernels().ok();
     REQUIRE(registered);
-    const et_ops_kernel_fn fn = lookup(op);
-    REQUIRE(fn != nullptr);
+    const ResolvedKernel kernel = lookup_kernel(op);
+    REQUIRE(kernel.fn != nullptr);
     std::vector<et_ops_value*> args;
     for (et_ops_value& v : values_) args.push_back(&v);
     KernelContext ctx;
-    fn(ctx.raw(), args.data(), args.size());
+    if (threads == 1) {
+      kernel.fn(ctx.raw(), args.data(), args.size());
+      return ctx;
+    }
+    REQUIRE(kernel.prepared != nullptr);
+    const std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool(pthreadpool_create(threads), pthreadpool_destroy);
+    REQUIRE(pool != nullptr);
+    const et_ops_prepared_kernel& f = *kernel.prepared;
+    void* state = f.prepare(ctx.raw(), args.data(), args.size());
+    if (!ctx.ok()) return ctx;
+    void* instance = f.instantiate ? f.instantiate(ctx.raw(), state, args.data(), args.size()) : nullptr;
+    const et_ops_run_environment env{sizeof(et_ops_run_environment), uint32_t(threads), pool.get()};
+    if (ctx.ok()) f.run(ctx.raw(), state, instance, &env, args.data(), args.size());
+    if (instance != nullptr) f.release_instance(instance);
+    f.release_prepared(state);
     return ctx;
   }
 
@@ -93,6 +126,111 @@ inline void check_close(const int8_t* got, const std::vector<int8_t>& expected) 
     exact += got[i] == expected[i];
   }
   CHECK(double(exact) >= 0.99 * double(expected.size()));
+}
+
+// Outputs equal the reference's, but where the unrounded value (in output
+// steps, before the zero point) lies within 1/1000 step of a tie: there
+// one step either way. XNNPACK's add and average pooling requantize in
+// fixed point (multipliers of about 21 bits, ties rounded up).
+inline void check_exact_but_at_ties(const int8_t* got, const std::vector<int8_t>& expected,
+                                    const std::vector<double>& unrounded) {
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const int difference = int(got[i]) - int(expected[i]);
+    if (difference == 0) continue;
+    INFO("element " << i << ": got " << int(got[i]) << ", the reference " << int(expected[i]) << " of "
+                    << unrounded[i]);
+    REQUIRE(std::abs(difference) == 1);
+    REQUIRE(std::abs(std::fabs(unrounded[i] - std::trunc(unrounded[i])) - 0.5) < 1e-3);
+  }
+}
+
+// The expected outputs reach both ends of the clamp [low, high]: the case
+// saturates, as it is meant to.
+inline void check_saturates(const std::vector<int8_t>& expected, int64_t low, int64_t high) {
+  CHECK(std::count(expected.begin(), expected.end(), int8_t(low)) > 0);
+  CHECK(std::count(expected.begin(), expected.end(), int8_t(high)) > 0);
+}
+
+// The message of a call that fails: a `Fixture` made from `k`, changed by
+// `change`, then its call() run as `op`.
+template <typename Fixture, typename Case, typename Change>
+std::string error_message(const char* op, const Case& k, Change&& change) {
+  Fixture fixture(k);
+  change(fixture);
+  const KernelContext ctx = fixture.call().run(op);
+  REQUIRE_FALSE(ctx.ok());
+  return std::string(ctx.message());
+}
+
+// The int32 accumulator units of a float bias: round half to even of
+// bias / (input_scale * weight_scale), the scales as float32.
+inline int64_t quantized_bias(float bias, double input_scale, float weight_scale) {
+  return int64_t(std::nearbyint(double(bias) / (double(float(input_scale)) * double(weight_scale))));
+}
+
+// The environment variable naming the file a test run appends its
+// operators' outputs to (see check_same_bytes_on_every_isa).
+constexpr const char* kOutputsVariable = "ET_OPS_TEST_OUTPUTS";
+
+inline void record_output(const OwnedTensor& out) {
+  if (const char* path = std::getenv(kOutputsVariable)) {
+    const std::vector<uint8_t> bytes = out.contents();
+    std::ofstream(path, std::ios::binary | std::ios::app).write(reinterpret_cast<const char*>(bytes.data()),
+                                                                std::streamsize(bytes.size()));
+  }
+}
+
+// Runs the call on 1 and on 2 threads: both succeed and write the same
+// bytes to every element of `out` (it starts from a different filler each
+// time); the bytes are recorded for check_same_bytes_on_every_isa.
+inline void run_on_one_and_two_threads(Call& call, const char* op, OwnedTensor& out) {
+  std::vector<uint8_t> one_thread;
+  for (const std::size_t threads : {1, 2}) {
+    std::fill(out.bytes.begin(), out.bytes.end(), threads == 1 ? 0x55 : 0xaa);
+    const KernelContext ctx = call.run(op, threads);
+    INFO(threads << " threads: " << ctx.message());
+    REQUIRE(ctx.ok());
+    if (threads == 1) one_thread = out.contents();
+    else REQUIRE(out.contents() == one_thread);
+  }
+  record_output(out);
+}
+
+// The outputs the test cases matching `spec` record when this executable
+// runs them with ET_OPS_XNNPACK_MAX_ISA=`isa`.
+inline std::vector<uint8_t> outputs_under_isa(const std::string& isa, const std::string& spec) {
+  char path[] = "/tmp/et_ops_xnnpack_outputs_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  const std::string log = std::string(path) + ".log";
+  char self[4096] = {};
+  REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+  const std::string command = "ET_OPS_XNNPACK_MAX_ISA=" + isa + " " + kOutputsVariable + "=" + path + " '" + self +
+                              "' '" + spec + "' >" + log + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream log_file(log);
+  INFO(command << "\n" << std::string(std::istreambuf_iterator<char>(log_file), {}));
+  std::ifstream file(path, std::ios::binary);
+  std::vector<uint8_t> outputs(std::istreambuf_iterator<char>(file), {});
+  std::remove(path);
+  std::remove(log.c_str());
+  REQUIRE(status == 0);
+  REQUIRE(!outputs.empty());
+  return outputs;
+}
+
+// The test cases matching `spec` (a Catch2 test spec) write the same bytes
+// with XNNPACK's AVX2 microkernels as with the machine's own (AVX-512 where
+// it has it): each set runs in a process of its own, as XNNPACK chooses
+// its microkernels once.
+inline void check_same_bytes_on_every_isa(const std::string& spec) {
+  const std::vector<uint8_t> native = outputs_under_isa("native", spec);
+  const std::vector<uint8_t> avx2 = outputs_under_isa("avx2", spec);
+  REQUIRE(native.size() == avx2.size());
+  const auto differ = std::mismatch(native.begin(), native.end(), avx2.begin());
+  INFO("first different byte: " << (differ.first - native.begin()) << " of " << native.size());
+  CHECK(differ.first == native.end());
 }
 
 }  // namespace et_ops::test
