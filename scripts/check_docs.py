@@ -219,7 +219,7 @@ def build_environment(build):
     libraries = ":".join(shlex.quote(str(build / d)) for d in ("src", "src/kernels"))
     return (f"export PATH={shlex.quote(str(build / 'tools'))}:\"$PATH\"\n"
             f"export PYTHONPATH={shlex.quote(str(build / 'src' / 'python'))}\n"
-            f"export PKG_CONFIG_PATH={shlex.quote(str(build / 'meson-uninstalled'))}\n"
+            f"export PKG_CONFIG_PATH={shlex.quote(str(build / 'src' / 'uninstalled'))}\n"
             f"export LD_LIBRARY_PATH={libraries}\n")
 
 
