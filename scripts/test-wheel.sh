@@ -105,12 +105,13 @@ step "CMake variables consumer against the wheel"
 cmake_build() {  # cmake_build SOURCE BINARY CMAKE_DIR
   cmake -S "$1" -B "$2" -Det_ops_DIR="$3" >/dev/null && cmake --build "$2" >/dev/null
 }
-cp -r "$root/test/consumers/cmake/variables" "$work/cmake_variables"
-check "CMake variables consumer builds" cmake_build "$work/cmake_variables" "$work/cmake_variables/build" \
-  "$("$python" -m et_ops --cmakedir)"
-check "CMake variables consumer runs" "$work/cmake_variables/build/variables_consumer"
-check "ET_OPS_QUANTIZED_KERNELS_LIBRARY is the wheel's library" \
-  test "$(cat "$work/cmake_variables/build/quantized_library.txt")" -ef "$libdir/libet_kernels_quantized.so.0"
+cp -r "$root/examples/consumer" "$work/consumer_variables"
+check "CMake variables consumer builds" cmake_build "$work/consumer_variables/cmake-variables" \
+  "$work/consumer_variables/build" "$("$python" -m et_ops --cmakedir)"
+check "CMake variables consumer runs the example" "$work/consumer_variables/build/consumer" "$example/qmlp.etp" \
+  "$example/qmlp_input_0.npy" "$work/variables_output.npy"
+check "ET_OPS_QUANTIZED_KERNELS_LIBRARY is the wheel's library" bash -c "
+  ldd '$work/consumer_variables/build/consumer' | grep -q 'libet_kernels_quantized.so.0 => $libdir/libet_kernels_quantized.so.0'"
 
 step "a kernel library of one's own, built against the wheel (the kit, the fingerprint helper)"
 custom=$work/custom_kernels
@@ -139,8 +140,8 @@ check "the pkg-config consumer builds against the copy and runs" bash -c "
   ldd '$work/moved_consumer' | grep -q 'libet_ops.so.0 => $moved/et_ops/lib/libet_ops.so.0' &&
   '$work/moved_consumer' '$example/qmlp.etp' '$example/qmlp_input_0.npy' '$work/moved_output.npy' >/dev/null &&
   cmp '$work/moved_output.npy' '$page/output.npy'"
-cp -r "$root/test/consumers/cmake/targets" "$work/cmake_moved"
-cp "$root/examples/consumer/main.cpp" "$work/cmake_moved/"
+mkdir -p "$work/cmake_moved"
+cp "$root/examples/consumer/CMakeLists.txt" "$root/examples/consumer/main.cpp" "$work/cmake_moved/"
 check "the CMake consumer builds against the copy and links its libraries" bash -c "
   cmake -S '$work/cmake_moved' -B '$work/cmake_moved/build' -Det_ops_DIR='$moved/et_ops/lib/cmake/et_ops' >/dev/null &&
   cmake --build '$work/cmake_moved/build' >/dev/null &&
