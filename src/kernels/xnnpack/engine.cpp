@@ -28,10 +28,17 @@ bool apply_max_isa(std::string_view cap) {
   return true;
 }
 
+const char* max_isa() {
+  static const char* const cap = std::getenv(kMaxIsaVariable);
+  return cap;
+}
+
 }  // namespace
 
+bool avx2_only() { return max_isa() != nullptr && std::string_view(max_isa()) == "avx2"; }
+
 bool initialize(KernelContext& ctx, const char* op) {
-  static const char* const cap = std::getenv(kMaxIsaVariable);
+  static const char* const cap = max_isa();
   static const bool cap_ok = apply_max_isa(cap ? cap : "");
   static const xnn_status status = cap_ok ? xnn_initialize(nullptr) : xnn_status_invalid_parameter;
   if (!cap_ok)
