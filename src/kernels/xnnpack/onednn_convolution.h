@@ -1,13 +1,19 @@
 // conv2d on oneDNN where the CPU has int8 dot-product instructions (AVX-512
 // VNNI, AVX-VNNI, AMX): their kernels add u8 x s8 products into int32
-// exactly, several times faster than XNNPACK's (which has no such code),
-// and requantize() turns the exact accumulators into XNNPACK's bytes. On
-// other CPUs oneDNN's int8 kernels saturate 16-bit pair sums, so conv2d
-// stays on XNNPACK there; both give the same bytes everywhere.
+// exactly, two to five times faster than XNNPACK's (which has no such code).
+// On other CPUs oneDNN's int8 kernels saturate 16-bit pair sums, so conv2d
+// stays on XNNPACK there. Both give XNNPACK's bytes on every CPU:
 //
-// The int32 accumulators cost memory traffic XNNPACK's fused
-// requantization does not: oneDNN is used only for convolutions with many
-// products per output (see wants_onednn), and measured faster there.
+// - fused: oneDNN adds the bias and scales in float32 as XNNPACK does, then
+//   clamps to [min - zp, max - zp], rounds half to even and adds the zero
+//   point (post-ops), all exact where every accumulator, bias and partial
+//   sum is an integer below 2^24 in magnitude, which the weights bound:
+//   255 * sum|w| + |bias| <= 2^24 for every output channel;
+// - otherwise oneDNN writes the int32 accumulators and requantize() applies
+//   XNNPACK's arithmetic, for convolutions with many products per output
+//   (where the accumulators' memory traffic costs little).
+//
+// A run state splits the output rows into one tile per thread of its pool.
 #ifndef ET_OPS_SRC_KERNELS_XNNPACK_ONEDNN_CONVOLUTION_H
 #define ET_OPS_SRC_KERNELS_XNNPACK_ONEDNN_CONVOLUTION_H
 
@@ -19,8 +25,7 @@
 
 namespace et_ops::kernels::xnnpack::detail {
 
-// A run state's part: the uint8 copy of the input and, per slice of output
-// channels (one per thread), oneDNN's primitive, weights and buffers.
+// A run state's part: the uint8 copy of the input and its tiles.
 struct OnednnRunState;
 struct OnednnRunStateDeleter {
   void operator()(OnednnRunState* state) const;
@@ -31,10 +36,13 @@ using OnednnRunStateHandle = std::unique_ptr<OnednnRunState, OnednnRunStateDelet
 class OnednnConvolution {
  public:
   // Null when the convolution runs on XNNPACK: the CPU or oneDNN has no
-  // exact int8 kernel for it, or it has too few products per output.
-  // `state` is the checked convolution (its weights in XNNPACK's layout).
+  // exact int8 kernel for it, or neither way above applies. `state` is the
+  // checked convolution (its weights in XNNPACK's layout).
   static std::unique_ptr<OnednnConvolution> create(const ConvolutionState& state);
   ~OnednnConvolution();
+
+  // Whether the requantization is fused into oneDNN's kernel (else int32 accumulators).
+  bool fused() const;
 
   OnednnRunStateHandle instantiate() const;
   bool run(KernelContext& ctx, const char* op, OnednnRunState& instance, const RunEnvironment& env,
