@@ -286,8 +286,11 @@ bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& 
       Tile& t = r.tiles[i];
       const std::size_t row = std::size_t(l.out_width) * l.g.out_channels;
       int8_t* tile_out = out + (std::size_t(t.image) * std::size_t(l.out_height) + std::size_t(t.r0)) * row;
+      // One OpenMP thread: the run state's pool is the parallelism. The
+      // calling thread's setting is restored for the application's own use.
+      const int application_threads = omp_get_max_threads();
+      omp_set_num_threads(1);
       try {
-        omp_set_num_threads(1);  // the run state's pool is the parallelism
         if (l.fused) t.output.set_data_handle(tile_out);
         t.convolution.execute(t.stream, {{DNNL_ARG_SRC, t.input},
                                          {DNNL_ARG_WEIGHTS, t.weights},
@@ -299,9 +302,9 @@ bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& 
       } catch (const std::exception& e) {
         std::call_once(first, [&] { error = e.what(); });
         failed = true;
-        return;
       }
-      if (l.fused) return;
+      omp_set_num_threads(application_threads);
+      if (l.fused || failed) return;
       const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
       requantize(static_cast<const int32_t*>(t.output.get_data_handle()),
                  std::size_t(t.r1 - t.r0) * std::size_t(l.out_width), l.g.out_channels, q, tile_out,

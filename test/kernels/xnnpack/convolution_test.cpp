@@ -2,6 +2,8 @@
 // convolution (grouped, depthwise, strided, padded, per-channel and
 // per-tensor weights, fused clamp) on 1 and 2 threads and with AVX2 and
 // native microkernels, and its argument errors.
+#include <omp.h>
+
 #include <array>
 #include <random>
 
@@ -128,7 +130,20 @@ TEST_CASE("conv2d agrees with the reference on random layers", "[xnnpack][conv2d
   }
 }
 
-TEST_CASE("conv2d gives the same bytes with AVX2 and native microkernels", "[xnnpack][conv2d][isa]") {
+// oneDNN runs on OpenMP; the kernel must not leave the application's
+// thread with its own OpenMP setting (an application's later parallel
+// regions would run on one thread).
+TEST_CASE("conv2d leaves the calling thread's OpenMP thread count alone", "[xnnpack][conv2d][openmp]") {
+  const Case k{1, 64, 9, 9, 64, 3, 1, 1, 1, true};  // dense, many products per output: oneDNN where it runs
+  Conv conv(k);
+  Call call = conv.call();
+  omp_set_num_threads(3);
+  run_on_one_and_two_threads(call, kConv, conv.out);
+  CHECK(omp_get_max_threads() == 3);
+  check_close(conv.out.data<int8_t>(), conv.reference());
+}
+
+TEST_CASE("conv2d gives the same bytes on every engine and microkernel path", "[xnnpack][conv2d][isa]") {
   check_same_bytes_on_every_isa("[conv2d]~[isa]");
 }
 
