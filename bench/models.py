@@ -29,7 +29,8 @@ import os
 import sys
 
 # --isa=avx2 measures what an AVX2 machine (no AVX-512) gets: PyTorch's
-# oneDNN and aten kernels and XNNPACK capped to AVX2. Set before torch loads.
+# oneDNN and aten kernels and XNNPACK capped to AVX2, and the int8 set's
+# convolutions kept off oneDNN. Set before torch loads.
 if "--isa=avx2" in sys.argv:
     os.environ.update(ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2", ET_OPS_XNNPACK_MAX_ISA="avx2")
 

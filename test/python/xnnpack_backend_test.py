@@ -170,13 +170,13 @@ class XnnpackBackendTest(unittest.TestCase):
         self.assertEqual(bad.returncode, 2)
         self.assertIn("--threads", bad.stderr)
 
-    def test_avx2_and_avx512_microkernels_give_the_same_bytes(self):
+    def test_every_engine_and_microkernel_path_gives_the_same_bytes(self):
         for name, (_, x, _, _, _, path, _) in self.programs.items():
             with self.subTest(name):
                 input_path = os.path.join(self.dir, name + "_input.npy")
                 np.save(input_path, x.numpy())
                 outputs = {}
-                for isa in ("avx2", "native"):
+                for isa in ("avx2", "avx512", "native"):
                     out_dir = os.path.join(self.dir, f"{name}_{isa}")
                     env = dict(os.environ, ET_OPS_XNNPACK_MAX_ISA=isa)
                     run = subprocess.run([TOOL, "run", path, "--input", input_path, "--output-dir", out_dir],
@@ -185,6 +185,7 @@ class XnnpackBackendTest(unittest.TestCase):
                     with open(os.path.join(out_dir, "output_0.npy"), "rb") as f:
                         outputs[isa] = f.read()
                 self.assertEqual(outputs["avx2"], outputs["native"])
+                self.assertEqual(outputs["avx512"], outputs["native"])
         bad = subprocess.run([TOOL, "run", self.programs["resnet18"][5]], capture_output=True, text=True, timeout=60,
                              env=dict(os.environ, ET_OPS_XNNPACK_MAX_ISA="sse9"))
         self.assertEqual(bad.returncode, 1)

@@ -4,6 +4,7 @@
 #include "convolution.h"
 
 #include "kernels.h"
+#include "onednn_convolution.h"
 
 namespace et_ops::kernels::xnnpack {
 namespace detail {
@@ -139,21 +140,32 @@ std::unique_ptr<Conv2dState> conv2d_prepare(KernelContext& ctx, TensorRef input,
   state->bias = std::move(*quantized);
   state->input_numel = input.numel();
   state->output_numel = out.numel();
+  state->onednn = OnednnConvolution::create(*state);
   return state;
 }
 
-std::unique_ptr<detail::RunStateOperator> conv2d_instantiate(KernelContext& ctx, const Conv2dState& state, TensorRef,
-                                                             double, int64_t, TensorRef, TensorRef,
-                                                             std::optional<TensorRef>, IntList, IntList, IntList,
-                                                             int64_t, double, int64_t, int64_t, int64_t, TensorRef) {
-  return detail::create_convolution(ctx, state);
+std::unique_ptr<Conv2dInstance> conv2d_instantiate(KernelContext& ctx, const Conv2dState& state, TensorRef, double,
+                                                   int64_t, TensorRef, TensorRef, std::optional<TensorRef>, IntList,
+                                                   IntList, IntList, int64_t, double, int64_t, int64_t, int64_t,
+                                                   TensorRef) {
+  auto instance = std::make_unique<Conv2dInstance>();
+  if (state.onednn)
+    instance->onednn = state.onednn->instantiate();
+  else
+    instance->xnnpack = detail::create_convolution(ctx, state);
+  if (!instance->onednn && !instance->xnnpack) return nullptr;
+  return instance;
 }
 
-bool conv2d_run(KernelContext& ctx, const Conv2dState& state, detail::RunStateOperator& instance,
-                const RunEnvironment& env, TensorRef input, double, int64_t, TensorRef, TensorRef,
-                std::optional<TensorRef>, IntList, IntList, IntList, int64_t, double, int64_t, int64_t, int64_t,
-                TensorRef out) {
-  return detail::run_convolution(ctx, state, instance, env, input, out);
+bool conv2d_run(KernelContext& ctx, const Conv2dState& state, Conv2dInstance& instance, const RunEnvironment& env,
+                TensorRef input, double, int64_t, TensorRef, TensorRef, std::optional<TensorRef>, IntList, IntList,
+                IntList, int64_t, double, int64_t, int64_t, int64_t, TensorRef out) {
+  if (!instance.onednn) return detail::run_convolution(ctx, state, *instance.xnnpack, env, input, out);
+  if (input.numel() != state.input_numel || out.numel() != state.output_numel || input.data() == nullptr ||
+      out.data() == nullptr)
+    return detail::fail(ctx, state.op, "the run's input {} or out {} is not the tensor the kernel was prepared for",
+                        detail::shape_string(input), detail::shape_string(out));
+  return state.onednn->run(ctx, state.op, *instance.onednn, env, input.data_as<const int8_t>(), out.data_as<int8_t>());
 }
 
 }  // namespace et_ops::kernels::xnnpack

@@ -24,6 +24,8 @@ struct ConvolutionGeometry {
   uint32_t dilation_height = 1, dilation_width = 1;
 };
 
+class OnednnConvolution;
+
 struct ConvolutionState {
   const char* op = "";
   ConvolutionGeometry geometry;
@@ -33,6 +35,8 @@ struct ConvolutionState {
   QuantParams input;
   OutputParams output;
   int64_t input_numel = 0, output_numel = 0;  // what every run's tensors hold
+  // conv2d's accumulators on oneDNN instead of XNNPACK (same bytes), where it is exact and faster.
+  std::shared_ptr<const OnednnConvolution> onednn;
 };
 
 // Makes a run state's XNNPACK operator for the state; null (reported) on failure.

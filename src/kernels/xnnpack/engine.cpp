@@ -14,11 +14,13 @@ namespace {
 
 constexpr const char* kMaxIsaVariable = "ET_OPS_XNNPACK_MAX_ISA";
 
-// ET_OPS_XNNPACK_MAX_ISA=avx2 makes XNNPACK choose the microkernels of an
-// AVX2 machine on an AVX-512 one (cpuinfo's AVX-512 flags cleared before
-// XNNPACK reads them), so tests and benchmarks can run both paths.
+// ET_OPS_XNNPACK_MAX_ISA lets tests and benchmarks run each path on one
+// machine: avx2 makes XNNPACK choose the microkernels of an AVX2 machine on
+// an AVX-512 one (cpuinfo's AVX-512 flags cleared before XNNPACK reads
+// them); avx2 and avx512 both keep convolutions off oneDNN's int8
+// dot-product kernels (onednn_convolution.h), as on a CPU without them.
 bool apply_max_isa(std::string_view cap) {
-  if (cap.empty() || cap == "native") return true;
+  if (cap.empty() || cap == "native" || cap == "avx512") return true;
   if (cap != "avx2" || !cpuinfo_initialize()) return false;
   cpuinfo_isa.avx512f = cpuinfo_isa.avx512pf = cpuinfo_isa.avx512er = cpuinfo_isa.avx512cd = false;
   cpuinfo_isa.avx512dq = cpuinfo_isa.avx512bw = cpuinfo_isa.avx512vl = cpuinfo_isa.avx512ifma = false;
@@ -28,14 +30,24 @@ bool apply_max_isa(std::string_view cap) {
   return true;
 }
 
+const char* max_isa() {
+  static const char* const cap = std::getenv(kMaxIsaVariable);
+  return cap;
+}
+
 }  // namespace
 
+bool int8_dot_products_allowed() {
+  const std::string_view cap = max_isa() ? max_isa() : "";
+  return cap.empty() || cap == "native";
+}
+
 bool initialize(KernelContext& ctx, const char* op) {
-  static const char* const cap = std::getenv(kMaxIsaVariable);
+  static const char* const cap = max_isa();
   static const bool cap_ok = apply_max_isa(cap ? cap : "");
   static const xnn_status status = cap_ok ? xnn_initialize(nullptr) : xnn_status_invalid_parameter;
   if (!cap_ok)
-    return fail(ctx, op, "{}='{}' is not valid: use avx2 or native", kMaxIsaVariable, cap ? cap : "");
+    return fail(ctx, op, "{}='{}' is not valid: use avx2, avx512 or native", kMaxIsaVariable, cap ? cap : "");
   if (status == xnn_status_success) return true;
   return fail(ctx, op, "XNNPACK cannot start on this CPU (xnn_initialize: xnn_status {})", static_cast<int>(status));
 }

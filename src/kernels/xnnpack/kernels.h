@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "convolution.h"
+#include "onednn_convolution.h"
 #include "engine.h"
 #include "quantization.h"
 
@@ -39,6 +40,13 @@ struct LayoutState {
 
 using detail::RunStateOperator;
 
+// A conv2d run state's part: oneDNN's buffers when the prepared state
+// runs there, else an XNNPACK operator.
+struct Conv2dInstance {
+  std::unique_ptr<RunStateOperator> xnnpack;
+  detail::OnednnRunStateHandle onednn;
+};
+
 // ---- conv2d ----
 std::unique_ptr<Conv2dState> conv2d_prepare(KernelContext& ctx, TensorRef input, double input_scale,
                                             int64_t input_zero_point, TensorRef weight, TensorRef weight_scales,
@@ -46,11 +54,11 @@ std::unique_ptr<Conv2dState> conv2d_prepare(KernelContext& ctx, TensorRef input,
                                             IntList dilation, int64_t groups, double output_scale,
                                             int64_t output_zero_point, int64_t output_min, int64_t output_max,
                                             TensorRef out);
-std::unique_ptr<RunStateOperator> conv2d_instantiate(KernelContext& ctx, const Conv2dState& state, TensorRef, double,
-                                                     int64_t, TensorRef, TensorRef, std::optional<TensorRef>, IntList,
-                                                     IntList, IntList, int64_t, double, int64_t, int64_t, int64_t,
-                                                     TensorRef);
-bool conv2d_run(KernelContext& ctx, const Conv2dState& state, RunStateOperator& instance, const RunEnvironment& env,
+std::unique_ptr<Conv2dInstance> conv2d_instantiate(KernelContext& ctx, const Conv2dState& state, TensorRef, double,
+                                                   int64_t, TensorRef, TensorRef, std::optional<TensorRef>, IntList,
+                                                   IntList, IntList, int64_t, double, int64_t, int64_t, int64_t,
+                                                   TensorRef);
+bool conv2d_run(KernelContext& ctx, const Conv2dState& state, Conv2dInstance& instance, const RunEnvironment& env,
                 TensorRef input, double, int64_t, TensorRef, TensorRef, std::optional<TensorRef>, IntList, IntList,
                 IntList, int64_t, double, int64_t, int64_t, int64_t, TensorRef out);
 

@@ -2,6 +2,11 @@
 // convolution (grouped, depthwise, strided, padded, per-channel and
 // per-tensor weights, fused clamp) on 1 and 2 threads and with AVX2 and
 // native microkernels, and its argument errors.
+#include <omp.h>
+
+#include <array>
+#include <random>
+
 #include "test_util.h"
 
 namespace {
@@ -95,7 +100,50 @@ TEST_CASE("conv2d agrees with the quantized convolution's reference", "[xnnpack]
   }
 }
 
-TEST_CASE("conv2d gives the same bytes with AVX2 and native microkernels", "[xnnpack][conv2d][isa]") {
+// Random layers of the sizes real networks have, with random scales, zero
+// points and clamps. On CPUs with int8 dot products the native run computes
+// the dense ones with many products per output on oneDNN (in one slice of
+// output channels per thread), the AVX2 run all on XNNPACK: the [isa] case
+// below requires the same bytes.
+TEST_CASE("conv2d agrees with the reference on random layers", "[xnnpack][conv2d]") {
+  std::mt19937 rng(2024);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int i = 0; i < 40; ++i) {
+    const int64_t kernel = std::array<int64_t, 4>{1, 3, 5, 7}[std::size_t(pick(0, 3))];
+    const bool depthwise = pick(0, 2) == 0;
+    const int64_t channels = depthwise ? pick(1, 48) : pick(1, 96), size = pick(kernel, 20);
+    const Case k{pick(1, 2), channels, size, size + pick(0, 3), depthwise ? channels : pick(1, 160), kernel,
+                 pick(1, 2), pick(0, kernel / 2), depthwise ? channels : 1, pick(0, 1) == 1,
+                 pick(-128, -1), pick(0, 127)};
+    INFO("case " << i << ": n=" << k.n << " c=" << k.c << " " << k.h << "x" << k.w << " o=" << k.o << " k=" << k.k
+                 << " stride=" << k.stride << " padding=" << k.padding << " groups=" << k.groups);
+    Conv conv(k);
+    conv.in_scale = std::uniform_real_distribution<double>(0.005, 0.05)(rng);
+    // Outputs spread over some tens of steps, some saturating.
+    conv.out_scale = conv.in_scale * std::sqrt(double(k.c / k.groups * k.k * k.k)) *
+                     std::uniform_real_distribution<double>(0.7, 2.8)(rng);
+    conv.in_zp = pick(-128, 127);
+    conv.out_zp = pick(-60, 60);
+    Call call = conv.call();
+    run_on_one_and_two_threads(call, kConv, conv.out);
+    check_close(conv.out.data<int8_t>(), conv.reference());
+  }
+}
+
+// oneDNN runs on OpenMP; the kernel must not leave the application's
+// thread with its own OpenMP setting (an application's later parallel
+// regions would run on one thread).
+TEST_CASE("conv2d leaves the calling thread's OpenMP thread count alone", "[xnnpack][conv2d][openmp]") {
+  const Case k{1, 64, 9, 9, 64, 3, 1, 1, 1, true};  // dense, many products per output: oneDNN where it runs
+  Conv conv(k);
+  Call call = conv.call();
+  omp_set_num_threads(3);
+  run_on_one_and_two_threads(call, kConv, conv.out);
+  CHECK(omp_get_max_threads() == 3);
+  check_close(conv.out.data<int8_t>(), conv.reference());
+}
+
+TEST_CASE("conv2d gives the same bytes on every engine and microkernel path", "[xnnpack][conv2d][isa]") {
   check_same_bytes_on_every_isa("[conv2d]~[isa]");
 }
 

@@ -1,0 +1,325 @@
+// conv2d on oneDNN's exact int8 kernels (see the header).
+#include "onednn_convolution.h"
+
+#include <omp.h>
+#include <pthreadpool.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <string_view>
+
+namespace et_ops::kernels::xnnpack::detail {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// Whether the CPU has AVX-512 int8 dot-product instructions oneDNN uses
+// (they add into int32 without saturating; the kernels picked for AVX-512
+// VNNI and AMX CPUs are those the tests compare with XNNPACK), and the set
+// may use them.
+bool exact_int8_cpu() {
+  if (!int8_dot_products_allowed()) return false;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx: return true;
+    default: return false;
+  }
+}
+
+// oneDNN's implementations name the instructions they use: only those with
+// int8 dot products are exact.
+bool exact_implementation(const PrimitiveDesc& pd) {
+  const std::string_view name = pd.impl_info_str();
+  return name.find("vnni") != std::string_view::npos || name.find("amx") != std::string_view::npos;
+}
+
+// 255 * sum|w| + |bias| <= 2^24 for every output channel: every integer the
+// fused kernel converts or adds in float32 is then exact (see the header).
+bool fusable(const ConvolutionState& s) {
+  const std::size_t channels = s.geometry.out_channels, per_channel = s.weights.size() / channels;
+  for (std::size_t o = 0; o < channels; ++o) {
+    int64_t sum = 0;
+    for (std::size_t i = 0; i < per_channel; ++i) sum += std::abs(int64_t(s.weights[o * per_channel + i]));
+    if (255 * sum + std::abs(int64_t(s.bias[o])) > (int64_t(1) << 24)) return false;
+  }
+  return true;
+}
+
+// Where int32 accumulators pay off (measured on MobileNetV2 and ResNet18):
+// dense convolutions with many products per output and many outputs per pixel.
+bool accumulators_pay_off(const ConvolutionGeometry& g) {
+  return g.groups == 1 && g.out_channels >= 64 && g.in_channels * g.kernel_height * g.kernel_width >= 128;
+}
+
+int64_t output_extent(std::size_t in, uint32_t kernel, uint32_t stride, uint32_t padding, uint32_t dilation) {
+  const int64_t span = int64_t(dilation) * (int64_t(kernel) - 1) + 1;
+  return (int64_t(in) + 2 * int64_t(padding) - span) / stride + 1;
+}
+
+// The input rows output rows [r0, r1) read, and the padding around them.
+struct TileRows {
+  int64_t first_input, input_rows, pad_top, pad_bottom;
+};
+TileRows tile_rows(const ConvolutionGeometry& g, int64_t r0, int64_t r1) {
+  const int64_t span = int64_t(g.dilation_height) * (int64_t(g.kernel_height) - 1) + 1;
+  const int64_t start = r0 * g.stride_height - int64_t(g.padding_height);
+  const int64_t end = (r1 - 1) * g.stride_height - int64_t(g.padding_height) + span;
+  const int64_t first = std::max<int64_t>(0, start), last = std::min<int64_t>(int64_t(g.in_height), end);
+  return {first, last - first, first - start, end - last};
+}
+
+}  // namespace
+
+struct OnednnConvolution::Layer {
+  ConvolutionGeometry g;
+  int64_t out_height = 0, out_width = 0;
+  bool fused = false;
+  const int8_t* weights = nullptr;  // the prepared state's, [groups][O/groups][kH][kW][C/groups]
+  std::vector<int32_t> bias;
+  std::vector<float> scales;
+  int32_t zero_point = 0, min = 0, max = 0;  // the output's
+  int32_t input_zero_point = 0;              // of the uint8 copy
+  memory bias_memory;
+
+  memory::dims weight_dims() const {
+    const memory::dim o = memory::dim(g.out_channels), c = memory::dim(g.in_channels), groups = memory::dim(g.groups);
+    const memory::dim kh = g.kernel_height, kw = g.kernel_width;
+    return groups == 1 ? memory::dims{o, c, kh, kw} : memory::dims{groups, o / groups, c / groups, kh, kw};
+  }
+  memory::desc given_weights() const { return {weight_dims(), dt::s8, g.groups == 1 ? tag::ohwi : tag::gohwi}; }
+
+  // Output rows [r0, r1) of one image; empty when oneDNN has no exact kernel for it.
+  PrimitiveDesc tile_desc(int64_t r0, int64_t r1) const {
+    const TileRows t = tile_rows(g, r0, r1);
+    const memory::dim w = memory::dim(g.in_width);
+    const memory::desc src({1, memory::dim(g.in_channels), t.input_rows, w}, dt::u8, tag::nhwc);
+    const memory::desc dst({1, memory::dim(g.out_channels), r1 - r0, out_width}, fused ? dt::s8 : dt::s32, tag::nhwc);
+    const memory::desc weights(weight_dims(), dt::s8, tag::any);
+    const memory::dims strides{g.stride_height, g.stride_width};
+    const memory::dims dilation{g.dilation_height - 1, g.dilation_width - 1};
+    const memory::dims pad_l{t.pad_top, g.padding_width}, pad_r{t.pad_bottom, g.padding_width};
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // each tile its own: runs may be concurrent
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    const auto kind = dnnl::prop_kind::forward_inference;
+    const auto direct = dnnl::algorithm::convolution_direct;
+    if (!fused) {
+      const dnnl::convolution_forward::desc desc(kind, direct, src, weights, dst, strides, dilation, pad_l, pad_r);
+      PrimitiveDesc pd(desc, attr, cpu_engine());
+      return exact_implementation(pd) ? pd : PrimitiveDesc();
+    }
+    attr.set_output_scales(1 << 1, scales);
+    dnnl::post_ops post;  // XNNPACK's order: clamp, round half to even, add the zero point
+    post.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, float(min - zero_point), float(max - zero_point));
+    post.append_eltwise(1.0f, dnnl::algorithm::eltwise_round, 0.0f, 0.0f);
+    post.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, float(zero_point));
+    attr.set_post_ops(post);
+    const memory::desc bias_desc({memory::dim(g.out_channels)}, dt::s32, tag::x);
+    const dnnl::convolution_forward::desc desc(kind, direct, src, weights, bias_desc, dst, strides, dilation, pad_l,
+                                               pad_r);
+    PrimitiveDesc pd(desc, attr, cpu_engine());
+    return exact_implementation(pd) ? pd : PrimitiveDesc();
+  }
+};
+
+namespace {
+
+// Output rows [r0, r1) of one image, on one thread of the pool.
+struct Tile {
+  int64_t image = 0, r0 = 0, r1 = 0;
+  dnnl::convolution_forward convolution;
+  memory input, weights, output, scratchpad;  // output: int8 (fused) or the int32 accumulators
+  dnnl::stream stream;
+};
+
+}  // namespace
+
+struct OnednnRunState {
+  uint32_t threads = 0;  // what the tiles were made for; 0: not made yet
+  std::vector<uint8_t> input;
+  memory zero_point;
+  std::vector<Tile> tiles;
+};
+
+void OnednnRunStateDeleter::operator()(OnednnRunState* state) const { delete state; }
+
+OnednnConvolution::OnednnConvolution(std::unique_ptr<Layer> layer) : layer_(std::move(layer)) {}
+OnednnConvolution::~OnednnConvolution() = default;
+
+bool OnednnConvolution::fused() const { return layer_->fused; }
+
+std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionState& s) {
+  if (!exact_int8_cpu()) return nullptr;
+  auto layer = std::make_unique<Layer>();
+  Layer& l = *layer;
+  l.g = s.geometry;
+  l.out_height = output_extent(l.g.in_height, l.g.kernel_height, l.g.stride_height, l.g.padding_height,
+                               l.g.dilation_height);
+  l.out_width = output_extent(l.g.in_width, l.g.kernel_width, l.g.stride_width, l.g.padding_width,
+                              l.g.dilation_width);
+  l.weights = s.weights.data();
+  l.bias = s.bias;
+  l.scales.resize(l.g.out_channels);
+  for (std::size_t c = 0; c < l.g.out_channels; ++c)  // as XNNPACK computes them
+    l.scales[c] = s.input.scale * s.weight_scales[c] / s.output.q.scale;
+  l.zero_point = s.output.q.zero_point, l.min = s.output.min, l.max = s.output.max;
+  l.input_zero_point = int32_t(s.input.zero_point) + 128;
+  try {
+    l.bias_memory = memory({{memory::dim(l.g.out_channels)}, dt::s32, tag::x}, cpu_engine(), l.bias.data());
+    for (const bool fused : {true, false}) {
+      if (fused ? !fusable(s) : !accumulators_pay_off(l.g)) continue;
+      l.fused = fused;
+      if (l.tile_desc(0, l.out_height)) return std::unique_ptr<OnednnConvolution>(new OnednnConvolution(std::move(layer)));
+    }
+  } catch (const dnnl::error&) {
+  }
+  return nullptr;  // XNNPACK runs it
+}
+
+OnednnRunStateHandle OnednnConvolution::instantiate() const { return OnednnRunStateHandle(new OnednnRunState); }
+
+namespace {
+
+// Makes the run state's tiles for `threads`: each image's output rows split
+// into up to `threads` tiles (the weights reordered once per layout the
+// tiles' kernels want).
+template <typename Layer>
+void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t input_bytes) {
+  const dnnl::engine& engine = cpu_engine();
+  r.tiles.clear();
+  r.input.assign(input_bytes, 0);
+  r.zero_point = memory({{1}, dt::s32, tag::x}, engine);
+  *static_cast<int32_t*>(r.zero_point.get_data_handle()) = l.input_zero_point;
+  const int64_t images = int64_t(l.g.batch);
+  const int64_t per_image = std::clamp<int64_t>((int64_t(threads) + images - 1) / images, 1, l.out_height);
+  const std::size_t input_image = l.g.in_height * l.g.in_width * l.g.in_channels;
+  const std::size_t input_row = l.g.in_width * l.g.in_channels;
+  memory given(l.given_weights(), engine, const_cast<int8_t*>(l.weights));
+  dnnl::stream stream(engine);
+  for (int64_t image = 0; image < images; ++image) {
+    for (int64_t i = 0; i < per_image; ++i) {
+      const int64_t r0 = l.out_height * i / per_image, r1 = l.out_height * (i + 1) / per_image;
+      const PrimitiveDesc pd = l.tile_desc(r0, r1);
+      if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a tile of the output rows");
+      Tile tile;
+      tile.image = image, tile.r0 = r0, tile.r1 = r1;
+      tile.convolution = dnnl::convolution_forward(pd);
+      const std::size_t first = std::size_t(image) * input_image + std::size_t(tile_rows(l.g, r0, r1).first_input) * input_row;
+      tile.input = memory(pd.src_desc(), engine, r.input.data() + first);
+      for (const Tile& made : r.tiles)
+        if (made.weights.get_desc() == pd.weights_desc()) tile.weights = made.weights;
+      if (!tile.weights) {
+        tile.weights = memory(pd.weights_desc(), engine);
+        dnnl::reorder(given, tile.weights).execute(stream, given, tile.weights);
+        stream.wait();
+      }
+      tile.output = l.fused ? memory(pd.dst_desc(), engine, nullptr) : memory(pd.dst_desc(), engine);
+      tile.scratchpad = memory(pd.scratchpad_desc(), engine);
+      tile.stream = dnnl::stream(engine);
+      r.tiles.push_back(std::move(tile));
+    }
+  }
+  r.threads = threads;
+}
+
+// int8 activations as uint8 (value + 128; the zero point + 128 too): the
+// form oneDNN's kernels take. In blocks, one per thread of the pool.
+void convert_to_uint8(const int8_t* input, uint8_t* out, std::size_t bytes, const RunEnvironment& env) {
+  struct Blocks {
+    const int8_t* in;
+    uint8_t* out;
+    std::size_t bytes, block;
+  } blocks{input, out, bytes, (bytes / std::max<uint32_t>(env.thread_count, 1) + 63) / 64 * 64};
+  auto convert = [](void* context, std::size_t i) {
+    const auto& b = *static_cast<const Blocks*>(context);
+    const std::size_t begin = i * b.block, end = std::min(b.bytes, begin + b.block);
+    const int8_t* in = b.in;  // locals: the loop vectorises
+    uint8_t* to = b.out;
+    for (std::size_t k = begin; k < end; ++k) to[k] = static_cast<uint8_t>(in[k]) ^ 0x80u;
+  };
+  const std::size_t count = (bytes + blocks.block - 1) / blocks.block;
+  if (count <= 1 || env.threadpool == nullptr) {
+    for (std::size_t i = 0; i < count; ++i) convert(&blocks, i);
+  } else {
+    pthreadpool_parallelize_1d(static_cast<pthreadpool_t>(env.threadpool), convert, &blocks, count, 0);
+  }
+}
+
+}  // namespace
+
+bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& r, const RunEnvironment& env,
+                            const int8_t* input, int8_t* out) const {
+  const Layer& l = *layer_;
+  const std::size_t input_bytes = l.g.batch * l.g.in_height * l.g.in_width * l.g.in_channels;
+  try {
+    if (r.threads != env.thread_count) make_tiles(l, r, env.thread_count, input_bytes);
+  } catch (const std::exception& e) {
+    r.threads = 0;
+    return fail(ctx, op, "oneDNN could not make the run state's convolution: {}", e.what());
+  }
+  convert_to_uint8(input, r.input.data(), input_bytes, env);
+
+  struct Task {
+    Task(const Layer& layer, OnednnRunState& state, int8_t* output) : l(layer), r(state), out(output) {}
+    const Layer& l;
+    OnednnRunState& r;
+    int8_t* out;
+    std::atomic<bool> failed{false};
+    std::once_flag first;
+    std::string error;
+    void operator()(std::size_t i) {
+      Tile& t = r.tiles[i];
+      const std::size_t row = std::size_t(l.out_width) * l.g.out_channels;
+      int8_t* tile_out = out + (std::size_t(t.image) * std::size_t(l.out_height) + std::size_t(t.r0)) * row;
+      // One OpenMP thread: the run state's pool is the parallelism. The
+      // calling thread's setting is restored for the application's own use.
+      const int application_threads = omp_get_max_threads();
+      omp_set_num_threads(1);
+      try {
+        if (l.fused) t.output.set_data_handle(tile_out);
+        t.convolution.execute(t.stream, {{DNNL_ARG_SRC, t.input},
+                                         {DNNL_ARG_WEIGHTS, t.weights},
+                                         {DNNL_ARG_BIAS, l.bias_memory},
+                                         {DNNL_ARG_DST, t.output},
+                                         {DNNL_ARG_SCRATCHPAD, t.scratchpad},
+                                         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, r.zero_point}});
+        t.stream.wait();
+      } catch (const std::exception& e) {
+        std::call_once(first, [&] { error = e.what(); });
+        failed = true;
+      }
+      omp_set_num_threads(application_threads);
+      if (l.fused || failed) return;
+      const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
+      requantize(static_cast<const int32_t*>(t.output.get_data_handle()),
+                 std::size_t(t.r1 - t.r0) * std::size_t(l.out_width), l.g.out_channels, q, tile_out,
+                 l.g.out_channels);
+    }
+  } task(l, r, out);
+  if (r.tiles.size() == 1) {
+    task(0);
+  } else {
+    pthreadpool_parallelize_1d(
+        static_cast<pthreadpool_t>(env.threadpool), [](void* t, std::size_t i) { (*static_cast<Task*>(t))(i); },
+        &task, r.tiles.size(), 0);
+  }
+  if (task.failed) return fail(ctx, op, "oneDNN convolution failed: {}", task.error);
+  return true;
+}
+
+}  // namespace et_ops::kernels::xnnpack::detail

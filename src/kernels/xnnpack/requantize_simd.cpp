@@ -1,0 +1,61 @@
+// requantize.h, compiled once per Highway target and dispatched at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "requantize_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <cmath>
+
+#include "requantize.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace et_ops::kernels::xnnpack::detail {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One element, as every lane computes it (the vector loop's tail).
+int8_t RequantizeOne(int32_t acc, std::size_t c, const Requantization& r, float lo, float hi) {
+  const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(r.bias[c]));
+  const float scaled = std::fmin(std::fmax(static_cast<float>(sum) * r.scale[c], lo), hi);
+  return static_cast<int8_t>(static_cast<int32_t>(std::nearbyint(scaled)) + r.zero_point);
+}
+
+void Requantize(const int32_t* acc, std::size_t pixels, std::size_t channels, const Requantization& r, int8_t* out,
+                std::size_t out_stride) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<int8_t, decltype(di)> d8;
+  const std::size_t lanes = hn::Lanes(df);
+  const float lo = static_cast<float>(r.min - r.zero_point), hi = static_cast<float>(r.max - r.zero_point);
+  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi);
+  const auto vzp = hn::Set(di, r.zero_point);
+  for (std::size_t p = 0; p < pixels; ++p) {
+    const int32_t* a = acc + p * channels;
+    int8_t* o = out + p * out_stride;
+    std::size_t c = 0;
+    for (; c + lanes <= channels; c += lanes) {
+      const auto sum = hn::Add(hn::LoadU(di, a + c), hn::LoadU(di, r.bias + c));
+      const auto scaled = hn::Mul(hn::ConvertTo(df, sum), hn::LoadU(df, r.scale + c));
+      const auto rounded = hn::Round(hn::Min(hn::Max(scaled, vlo), vhi));  // ties to even
+      hn::StoreU(hn::DemoteTo(d8, hn::Add(hn::ConvertTo(di, rounded), vzp)), d8, o + c);
+    }
+    for (; c < channels; ++c) o[c] = RequantizeOne(a[c], c, r, lo, hi);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace et_ops::kernels::xnnpack::detail
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace et_ops::kernels::xnnpack::detail {
+
+HWY_EXPORT(Requantize);
+
+void requantize(const int32_t* acc, std::size_t pixels, std::size_t channels, const Requantization& r, int8_t* out,
+                std::size_t out_stride) {
+  HWY_DYNAMIC_DISPATCH(Requantize)(acc, pixels, channels, r, out, out_stride);
+}
+
+}  // namespace et_ops::kernels::xnnpack::detail
+#endif  // HWY_ONCE
