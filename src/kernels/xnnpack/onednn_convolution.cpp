@@ -95,6 +95,10 @@ struct OnednnConvolution::Layer {
   int32_t zero_point = 0, min = 0, max = 0;  // the output's
   int32_t input_zero_point = 0;              // of the uint8 copy
   memory bias_memory;
+  // The whole convolution of one image, made when the program loads: a run
+  // state on one thread (or with one tile per image) runs it as it is.
+  dnnl::convolution_forward whole;
+  memory whole_weights;  // in the layout its kernel wants
 
   memory::dims weight_dims() const {
     const memory::dim o = memory::dim(g.out_channels), c = memory::dim(g.in_channels), groups = memory::dim(g.groups);
@@ -158,6 +162,22 @@ struct OnednnRunState {
 
 void OnednnRunStateDeleter::operator()(OnednnRunState* state) const { delete state; }
 
+namespace {
+
+// The layer's weights in the layout `pd`'s kernel wants.
+template <typename Layer>
+memory reordered_weights(const Layer& l, const PrimitiveDesc& pd) {
+  const dnnl::engine& engine = cpu_engine();
+  memory given(l.given_weights(), engine, const_cast<int8_t*>(l.weights));
+  memory weights(pd.weights_desc(), engine);
+  dnnl::stream stream(engine);
+  dnnl::reorder(given, weights).execute(stream, given, weights);
+  stream.wait();
+  return weights;
+}
+
+}  // namespace
+
 OnednnConvolution::OnednnConvolution(std::unique_ptr<Layer> layer) : layer_(std::move(layer)) {}
 OnednnConvolution::~OnednnConvolution() = default;
 
@@ -184,7 +204,11 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
     for (const bool fused : {true, false}) {
       if (fused ? !fusable(s) : !accumulators_pay_off(l.g)) continue;
       l.fused = fused;
-      if (l.tile_desc(0, l.out_height)) return std::unique_ptr<OnednnConvolution>(new OnednnConvolution(std::move(layer)));
+      const PrimitiveDesc pd = l.tile_desc(0, l.out_height);
+      if (!pd) continue;
+      l.whole = dnnl::convolution_forward(pd);
+      l.whole_weights = reordered_weights(l, pd);
+      return std::unique_ptr<OnednnConvolution>(new OnednnConvolution(std::move(layer)));
     }
   } catch (const dnnl::error&) {
   }
@@ -196,8 +220,9 @@ OnednnRunStateHandle OnednnConvolution::instantiate() const { return OnednnRunSt
 namespace {
 
 // Makes the run state's tiles for `threads`: each image's output rows split
-// into up to `threads` tiles (the weights reordered once per layout the
-// tiles' kernels want).
+// into up to `threads` tiles. A tile of a whole image runs the layer's own
+// convolution; the others share its weights where their kernels want the
+// same layout (else reorder them once per layout).
 template <typename Layer>
 void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t input_bytes) {
   const dnnl::engine& engine = cpu_engine();
@@ -209,8 +234,6 @@ void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t
   const int64_t per_image = std::clamp<int64_t>((int64_t(threads) + images - 1) / images, 1, l.out_height);
   const std::size_t input_image = l.g.in_height * l.g.in_width * l.g.in_channels;
   const std::size_t input_row = l.g.in_width * l.g.in_channels;
-  memory given(l.given_weights(), engine, const_cast<int8_t*>(l.weights));
-  dnnl::stream stream(engine);
   for (int64_t image = 0; image < images; ++image) {
     for (int64_t i = 0; i < per_image; ++i) {
       const int64_t r0 = l.out_height * i / per_image, r1 = l.out_height * (i + 1) / per_image;
@@ -218,16 +241,13 @@ void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t
       if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a tile of the output rows");
       Tile tile;
       tile.image = image, tile.r0 = r0, tile.r1 = r1;
-      tile.convolution = dnnl::convolution_forward(pd);
+      tile.convolution = per_image == 1 ? l.whole : dnnl::convolution_forward(pd);
       const std::size_t first = std::size_t(image) * input_image + std::size_t(tile_rows(l.g, r0, r1).first_input) * input_row;
       tile.input = memory(pd.src_desc(), engine, r.input.data() + first);
+      if (l.whole_weights.get_desc() == pd.weights_desc()) tile.weights = l.whole_weights;
       for (const Tile& made : r.tiles)
-        if (made.weights.get_desc() == pd.weights_desc()) tile.weights = made.weights;
-      if (!tile.weights) {
-        tile.weights = memory(pd.weights_desc(), engine);
-        dnnl::reorder(given, tile.weights).execute(stream, given, tile.weights);
-        stream.wait();
-      }
+        if (!tile.weights && made.weights.get_desc() == pd.weights_desc()) tile.weights = made.weights;
+      if (!tile.weights) tile.weights = reordered_weights(l, pd);
       tile.output = l.fused ? memory(pd.dst_desc(), engine, nullptr) : memory(pd.dst_desc(), engine);
       tile.scratchpad = memory(pd.scratchpad_desc(), engine);
       tile.stream = dnnl::stream(engine);
