@@ -71,6 +71,22 @@ int64_t output_extent(std::size_t in, uint32_t kernel, uint32_t stride, uint32_t
   return (int64_t(in) + 2 * int64_t(padding) - span) / stride + 1;
 }
 
+// One OpenMP thread for oneDNN while it lives: the run state's pool is the
+// parallelism. oneDNN plans a kernel's work for the thread count of its
+// creation and runs that many threads, so both creating and running a
+// kernel happen under it. The calling thread's own setting is restored for
+// the application's use.
+class OneOpenmpThread {
+ public:
+  OneOpenmpThread() : application_threads_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneOpenmpThread() { omp_set_num_threads(application_threads_); }
+  OneOpenmpThread(const OneOpenmpThread&) = delete;
+  OneOpenmpThread& operator=(const OneOpenmpThread&) = delete;
+
+ private:
+  int application_threads_;
+};
+
 // The input rows output rows [r0, r1) read, and the padding around them.
 struct TileRows {
   int64_t first_input, input_rows, pad_top, pad_bottom;
@@ -109,6 +125,7 @@ struct OnednnConvolution::Layer {
 
   // Output rows [r0, r1) of one image; empty when oneDNN has no exact kernel for it.
   PrimitiveDesc tile_desc(int64_t r0, int64_t r1) const {
+    const OneOpenmpThread one_thread;
     const TileRows t = tile_rows(g, r0, r1);
     const memory::dim w = memory::dim(g.in_width);
     const memory::desc src({1, memory::dim(g.in_channels), t.input_rows, w}, dt::u8, tag::nhwc);
@@ -200,6 +217,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
   l.zero_point = s.output.q.zero_point, l.min = s.output.min, l.max = s.output.max;
   l.input_zero_point = int32_t(s.input.zero_point) + 128;
   try {
+    const OneOpenmpThread one_thread;
     l.bias_memory = memory({{memory::dim(l.g.out_channels)}, dt::s32, tag::x}, cpu_engine(), l.bias.data());
     for (const bool fused : {true, false}) {
       if (fused ? !fusable(s) : !accumulators_pay_off(l.g)) continue;
@@ -225,6 +243,7 @@ namespace {
 // same layout (else reorder them once per layout).
 template <typename Layer>
 void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t input_bytes) {
+  const OneOpenmpThread one_thread;
   const dnnl::engine& engine = cpu_engine();
   r.tiles.clear();
   r.input.assign(input_bytes, 0);
@@ -306,10 +325,7 @@ bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& 
       Tile& t = r.tiles[i];
       const std::size_t row = std::size_t(l.out_width) * l.g.out_channels;
       int8_t* tile_out = out + (std::size_t(t.image) * std::size_t(l.out_height) + std::size_t(t.r0)) * row;
-      // One OpenMP thread: the run state's pool is the parallelism. The
-      // calling thread's setting is restored for the application's own use.
-      const int application_threads = omp_get_max_threads();
-      omp_set_num_threads(1);
+      const OneOpenmpThread one_thread;
       try {
         if (l.fused) t.output.set_data_handle(tile_out);
         t.convolution.execute(t.stream, {{DNNL_ARG_SRC, t.input},
@@ -323,7 +339,6 @@ bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& 
         std::call_once(first, [&] { error = e.what(); });
         failed = true;
       }
-      omp_set_num_threads(application_threads);
       if (l.fused || failed) return;
       const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
       requantize(static_cast<const int32_t*>(t.output.get_data_handle()),

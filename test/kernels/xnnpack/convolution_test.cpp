@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <array>
+#include <filesystem>
 #include <random>
 
 #include "test_util.h"
@@ -82,6 +83,28 @@ struct Conv {
 };
 
 }  // namespace
+
+// The threads of this process.
+std::size_t process_threads() {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) count += entry.is_directory();
+  return count;
+}
+
+// First in the file: oneDNN's OpenMP threads, once started, would stay.
+// The application asks OpenMP for 3 threads; a conv2d on one thread (made
+// and run under that setting) must still start none (oneDNN plans its work
+// for the thread count it is created under).
+TEST_CASE("conv2d on one thread starts no other thread", "[xnnpack][conv2d][openmp]") {
+  const Case k{1, 64, 9, 9, 64, 3, 1, 1, 1, true};  // dense, many products per output: oneDNN where it runs
+  Conv conv(k);
+  Call call = conv.call();
+  omp_set_num_threads(3);
+  const std::size_t before = process_threads();
+  REQUIRE(call.run(kConv, 1).ok());
+  CHECK(process_threads() == before);
+  check_close(conv.out.data<int8_t>(), conv.reference());
+}
 
 TEST_CASE("conv2d agrees with the quantized convolution's reference", "[xnnpack][conv2d]") {
   const Case cases[] = {
