@@ -67,8 +67,8 @@ configure "$asan_build" "${common[@]}" -Db_sanitize=address,undefined "-Dcpp_arg
 ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C "$asan_build" --print-errorlogs --num-processes "$jobs" --timeout-multiplier 3 \
-    --suite registry --suite quantized --suite portable --suite runtime --suite tools --suite fuzz \
-    --suite kit
+    --suite registry --suite quantized --suite portable --suite xnnpack --suite runtime --suite tools \
+    --suite fuzz --suite kit
 elapsed "ASan + UBSan build and tests" "$start"
 
 echo "=== ThreadSanitizer"

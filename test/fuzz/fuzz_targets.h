@@ -26,6 +26,8 @@ int fuzz_quantized_kernels(const uint8_t* data, std::size_t size);
 // and Scalars decoded too).
 int fuzz_portable_kernels(const uint8_t* data, std::size_t size);
 
+int fuzz_xnnpack_kernels(const uint8_t* data, std::size_t size);
+
 // A fuzz target's defect that is not a crash (an error without a message, a
 // changed input tensor): reported on stderr, then abort(), so libFuzzer and
 // the replay driver both see a crash.

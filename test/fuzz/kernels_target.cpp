@@ -1,5 +1,5 @@
 // Fuzz targets: one call of a kernel through the registry, for each kernel
-// library (quantized_kernels, portable_kernels). The bytes choose the
+// library (quantized_kernels, portable_kernels, xnnpack_kernels). The bytes choose the
 // operator (a record of the library's manifest), then each argument in
 // schema order: its kind (usually the schema's, sometimes none or another
 // kind), a tensor's dtype, shape, dim order and elements, an int list, or a
@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "et_ops/half.h"
 #include "et_ops/kernels/portable.h"
 #include "et_ops/kernels/quantized.h"
+#include "et_ops/kernels/xnnpack.h"
 #include "et_ops/registry.h"
 #include "et_ops/schema.h"
 #include "et_ops/value.h"
@@ -56,14 +58,16 @@ constexpr std::size_t kKindCount = 15;
 // How a target reads its bytes. The quantized target keeps the decoding its
 // corpus and regression inputs were written in (any dtype equally likely, a
 // wrong kind among its schemas' seven); the portable target favours float32,
-// which the aten kernels compute in, so calls get past their dtype checks
-// often enough to reach the arithmetic, and draws wrong kinds among them all.
+// which the aten kernels compute in, and the xnnpack target int8, the dtype
+// of its operators, so calls get past their dtype checks often enough to
+// reach the arithmetic; both draw wrong kinds among them all.
 struct Decoding {
-  bool favour_float32;
+  std::optional<DType> favoured;
   std::size_t kinds;
 };
-constexpr Decoding kQuantizedDecoding{false, 7};
-constexpr Decoding kPortableDecoding{true, kKindCount};
+const Decoding kQuantizedDecoding{std::nullopt, 7};
+const Decoding kPortableDecoding{DType::Float32, kKindCount};
+const Decoding kXnnpackDecoding{DType::Int8, kKindCount};
 
 // The argument kinds of a schema, read with the registry's schema reader.
 std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
@@ -225,7 +229,7 @@ void break_structure(FuzzInput& in, FuzzTensor& t) {
 std::unique_ptr<FuzzTensor> fuzz_tensor(FuzzInput& in, const ShapePool& pool, bool output, const Decoding& decoding) {
   auto t = std::make_unique<FuzzTensor>();
   const auto dtype =
-      decoding.favour_float32 && in.chance(128) ? DType::Float32 : static_cast<DType>(in.below(kDTypeCount));
+      decoding.favoured && in.chance(128) ? *decoding.favoured : static_cast<DType>(in.below(kDTypeCount));
   t->output = output;
   t->sizes = pool.draw(in);
   t->dim_order = fuzz_dim_order(in, t->sizes.size());
@@ -371,8 +375,12 @@ struct Operator {
 std::vector<Operator> library_operators(const char* target, bool registered, const et_ops_manifest& manifest) {
   if (!registered) target_failure(target, "registering the kernel library failed");
   std::vector<Operator> operators;
-  for (std::size_t i = 0; i < manifest.record_count; ++i)
-    operators.push_back({manifest.records[i].op, argument_kinds(target, manifest.records[i].schema)});
+  // Records are record_size apart: a version 2 manifest's hold more than the plain record they start with.
+  const auto* bytes = reinterpret_cast<const char*>(manifest.records);
+  for (std::size_t i = 0; i < manifest.record_count; ++i) {
+    const auto& record = *reinterpret_cast<const et_ops_kernel_record*>(bytes + i * manifest.record_size);
+    operators.push_back({record.op, argument_kinds(target, record.schema)});
+  }
   return operators;
 }
 
@@ -405,6 +413,12 @@ int fuzz_portable_kernels(const uint8_t* data, std::size_t size) {
   static const std::vector<Operator> operators = library_operators(
       "portable_kernels", kernels::portable::register_kernels().ok(), kernels::portable::manifest());
   return fuzz_kernel_call("portable_kernels", operators, kPortableDecoding, data, size);
+}
+
+int fuzz_xnnpack_kernels(const uint8_t* data, std::size_t size) {
+  static const std::vector<Operator> operators = library_operators(
+      "xnnpack_kernels", kernels::xnnpack::register_kernels().ok(), kernels::xnnpack::manifest());
+  return fuzz_kernel_call("xnnpack_kernels", operators, kXnnpackDecoding, data, size);
 }
 
 }  // namespace et_ops::fuzz

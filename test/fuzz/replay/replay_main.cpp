@@ -28,6 +28,7 @@ Entry entry_named(std::string_view name) {
   if (name == "npy_reader") return et_ops::fuzz::fuzz_npy_reader;
   if (name == "quantized_kernels") return et_ops::fuzz::fuzz_quantized_kernels;
   if (name == "portable_kernels") return et_ops::fuzz::fuzz_portable_kernels;
+  if (name == "xnnpack_kernels") return et_ops::fuzz::fuzz_xnnpack_kernels;
   return nullptr;
 }
 
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
   }
   const Entry entry = entry_named(argv[1]);
   if (entry == nullptr) {
-    fmt::print(stderr, "unknown fuzz target '{}' (etp_loader, npy_reader, quantized_kernels)\n", argv[1]);
+    fmt::print(stderr, "unknown fuzz target '{}' (etp_loader, npy_reader, quantized_kernels, portable_kernels, xnnpack_kernels)\n", argv[1]);
     return 2;
   }
   std::size_t replayed = 0;
