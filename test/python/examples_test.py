@@ -53,12 +53,26 @@ class CheckedInExamplesTest(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="et_ops_examples_test_")
         self.addCleanup(shutil.rmtree, self.dir)
 
-    def export(self, model, directory, environment):
+    def export(self, model, directory, environment, options=()):
         env = dict(os.environ)
         env.update(environment)
-        subprocess.run([sys.executable, "-m", "et_ops.export", "--model", model, "--output-dir", directory],
-                       check=True, capture_output=True, timeout=300, env=env)
+        subprocess.run([sys.executable, "-m", "et_ops.export", "--model", model, "--output-dir", directory,
+                        *options], check=True, capture_output=True, timeout=300, env=env)
         return files_of(directory)
+
+    def test_the_xnnpack_backend_exports_the_same_bytes_under_every_cpu_capability(self):
+        environments = export_environments()
+        first = None
+        for index, (description, environment) in enumerate(environments):
+            with self.subTest(environment=description):
+                fresh = self.export("cnn", os.path.join(self.dir, f"xnnpack_{index}"), environment,
+                                    ("--backend", "xnnpack"))
+                self.assertIn(b"et_xnnpack::conv2d.out", fresh["qcnn.etp"])
+                if first is None:
+                    first = (description, fresh)
+                for file_name, data in fresh.items():
+                    self.assertTrue(first[1][file_name] == data, f"{file_name} differs under {description} "
+                                    f"from the export under {first[0]}")
 
     def test_checked_in_files_equal_a_fresh_export_under_every_cpu_capability(self):
         environments = export_environments()

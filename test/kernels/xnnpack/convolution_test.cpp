@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 
+#include "simd_targets.h"
 #include "test_util.h"
 
 namespace {
@@ -164,6 +165,24 @@ TEST_CASE("conv2d leaves the calling thread's OpenMP thread count alone", "[xnnp
   run_on_one_and_two_threads(call, kConv, conv.out);
   CHECK(omp_get_max_threads() == 3);
   check_close(conv.out.data<int8_t>(), conv.reference());
+}
+
+// The int32-accumulator form requantizes in a Highway kernel: every target
+// this machine can run (AVX2, SSE4 and scalar included) gives the same bytes.
+// Weights of full range over 3x3x160 products exceed the fused form's bound.
+TEST_CASE("conv2d's requantization gives the same bytes on every Highway target", "[xnnpack][conv2d]") {
+  const Case k{1, 160, 7, 7, 64, 3, 1, 1, 1, true};
+  Conv conv(k);
+  conv.out_scale = conv.in_scale * std::sqrt(160.0 * 9.0);
+  Call call = conv.call();
+  REQUIRE(call.run(kConv, 1).ok());
+  const std::vector<uint8_t> best = conv.out.contents();
+  check_close(conv.out.data<int8_t>(), conv.reference());
+  for_each_simd_target([&] {
+    std::fill(conv.out.bytes.begin(), conv.out.bytes.end(), 0x55);
+    REQUIRE(call.run(kConv, 1).ok());
+    CHECK(conv.out.contents() == best);
+  });
 }
 
 TEST_CASE("conv2d gives the same bytes on every engine and microkernel path", "[xnnpack][conv2d][isa]") {
