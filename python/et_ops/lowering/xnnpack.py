@@ -242,28 +242,11 @@ def _copy_value(p, b, v):
     raise ValueError(f"value {v} of type {value['type']} cannot be copied")
 
 
-def _convolution(p, m, args, consumed, y_q, out_q):
-    x = _activation(p, args[0], m)
-    w = _weight(p, args[1], m)
-    if x is None or w is None or len(p.values[args[0]]["sizes"]) != 4:
-        return None
-    bias = args[2]
-    if p.values[bias]["type"] != "none" and not (p.is_constant(bias) and p.values[bias]["dtype"] == "float32"):
-        return None
-    dq_x, x_q, x_params = x
-    dq_w, weight, scales = w
-    consumed += [dq_w] + ([dq_x] if p.only_reader(args[0], m) else [])
-    stride, padding, dilation, groups = (p.scalar(a) for a in (args[3], args[4], args[5], args[8]))
-
-    def build(b, new, clamp):
-        return [new(x_q), *_quant_args(b, x_params), new(weight), b.constant(scales, "float32"),
-                b.none() if p.values[bias]["type"] == "none" else new(bias), b.int_list(stride),
-                b.int_list(padding), b.int_list(dilation), b.integer(groups)]
-
-    return _Match(CONV2D_INT8, consumed, [x_q], y_q, out_q, build)
-
-
-def _linear(p, m, args, consumed, y_q, out_q):
+def _weighted_inputs(p, m, args, consumed):
+    """What a convolution and a linear share: an int8 activation, an int8 weight and a float32
+    constant bias or none (args[0:3]). None when they do not match; else the activation's int8
+    value and a function (b, new) of the operator's leading arguments, after recording in
+    `consumed` the dequantizes the match replaces."""
     x = _activation(p, args[0], m)
     w = _weight(p, args[1], m)
     if x is None or w is None:
@@ -275,11 +258,35 @@ def _linear(p, m, args, consumed, y_q, out_q):
     dq_w, weight, scales = w
     consumed += [dq_w] + ([dq_x] if p.only_reader(args[0], m) else [])
 
-    def build(b, new, clamp):
+    def arguments(b, new):
         return [new(x_q), *_quant_args(b, x_params), new(weight), b.constant(scales, "float32"),
                 b.none() if p.values[bias]["type"] == "none" else new(bias)]
 
-    return _Match(LINEAR_INT8, consumed, [x_q], y_q, out_q, build)
+    return x_q, arguments
+
+
+def _convolution(p, m, args, consumed, y_q, out_q):
+    if len(p.values[args[0]].get("sizes", ())) != 4:
+        return None
+    inputs = _weighted_inputs(p, m, args, consumed)
+    if inputs is None:
+        return None
+    x_q, arguments = inputs
+    stride, padding, dilation, groups = (p.scalar(a) for a in (args[3], args[4], args[5], args[8]))
+
+    def build(b, new, clamp):
+        return [*arguments(b, new), b.int_list(stride), b.int_list(padding), b.int_list(dilation),
+                b.integer(groups)]
+
+    return _Match(CONV2D_INT8, consumed, [x_q], y_q, out_q, build)
+
+
+def _linear(p, m, args, consumed, y_q, out_q):
+    inputs = _weighted_inputs(p, m, args, consumed)
+    if inputs is None:
+        return None
+    x_q, arguments = inputs
+    return _Match(LINEAR_INT8, consumed, [x_q], y_q, out_q, lambda b, new, clamp: arguments(b, new))
 
 
 def _add(p, m, args, consumed, y_q, out_q):
