@@ -131,6 +131,7 @@ std::unique_ptr<Conv2dState> conv2d_prepare(KernelContext& ctx, TensorRef input,
          g.in_width + 2 * g.padding_width);
     return nullptr;
   }
+  g.out_height = out_height, g.out_width = out_width;
   const int64_t expected[4] = {int64_t(g.batch), int64_t(g.out_channels), out_height, out_width};
   if (!check_dtype(ctx, kConv2d, "out", out, DType::Int8) || !check_output_sizes(ctx, kConv2d, out, expected, 4) ||
       !check_channels_last(ctx, kConv2d, "out", out))

@@ -22,6 +22,7 @@ struct ConvolutionGeometry {
   uint32_t stride_height = 1, stride_width = 1;
   uint32_t padding_height = 0, padding_width = 0;
   uint32_t dilation_height = 1, dilation_width = 1;
+  int64_t out_height = 1, out_width = 1;
 };
 
 class OnednnConvolution;

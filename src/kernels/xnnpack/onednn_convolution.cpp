@@ -66,11 +66,6 @@ bool accumulators_pay_off(const ConvolutionGeometry& g) {
   return g.groups == 1 && g.out_channels >= 64 && g.in_channels * g.kernel_height * g.kernel_width >= 128;
 }
 
-int64_t output_extent(std::size_t in, uint32_t kernel, uint32_t stride, uint32_t padding, uint32_t dilation) {
-  const int64_t span = int64_t(dilation) * (int64_t(kernel) - 1) + 1;
-  return (int64_t(in) + 2 * int64_t(padding) - span) / stride + 1;
-}
-
 // One OpenMP thread for oneDNN while it lives: the run state's pool is the
 // parallelism. oneDNN plans a kernel's work for the thread count of its
 // creation and runs that many threads, so both creating and running a
@@ -103,7 +98,6 @@ TileRows tile_rows(const ConvolutionGeometry& g, int64_t r0, int64_t r1) {
 
 struct OnednnConvolution::Layer {
   ConvolutionGeometry g;
-  int64_t out_height = 0, out_width = 0;
   bool fused = false;
   const int8_t* weights = nullptr;  // the prepared state's, [groups][O/groups][kH][kW][C/groups]
   std::vector<int32_t> bias;
@@ -129,7 +123,7 @@ struct OnednnConvolution::Layer {
     const TileRows t = tile_rows(g, r0, r1);
     const memory::dim w = memory::dim(g.in_width);
     const memory::desc src({1, memory::dim(g.in_channels), t.input_rows, w}, dt::u8, tag::nhwc);
-    const memory::desc dst({1, memory::dim(g.out_channels), r1 - r0, out_width}, fused ? dt::s8 : dt::s32, tag::nhwc);
+    const memory::desc dst({1, memory::dim(g.out_channels), r1 - r0, g.out_width}, fused ? dt::s8 : dt::s32, tag::nhwc);
     const memory::desc weights(weight_dims(), dt::s8, tag::any);
     const memory::dims strides{g.stride_height, g.stride_width};
     const memory::dims dilation{g.dilation_height - 1, g.dilation_width - 1};
@@ -198,17 +192,11 @@ memory reordered_weights(const Layer& l, const PrimitiveDesc& pd) {
 OnednnConvolution::OnednnConvolution(std::unique_ptr<Layer> layer) : layer_(std::move(layer)) {}
 OnednnConvolution::~OnednnConvolution() = default;
 
-bool OnednnConvolution::fused() const { return layer_->fused; }
-
 std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionState& s) {
   if (!exact_int8_cpu()) return nullptr;
   auto layer = std::make_unique<Layer>();
   Layer& l = *layer;
   l.g = s.geometry;
-  l.out_height = output_extent(l.g.in_height, l.g.kernel_height, l.g.stride_height, l.g.padding_height,
-                               l.g.dilation_height);
-  l.out_width = output_extent(l.g.in_width, l.g.kernel_width, l.g.stride_width, l.g.padding_width,
-                              l.g.dilation_width);
   l.weights = s.weights.data();
   l.bias = s.bias;
   l.scales.resize(l.g.out_channels);
@@ -222,7 +210,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
     for (const bool fused : {true, false}) {
       if (fused ? !fusable(s) : !accumulators_pay_off(l.g)) continue;
       l.fused = fused;
-      const PrimitiveDesc pd = l.tile_desc(0, l.out_height);
+      const PrimitiveDesc pd = l.tile_desc(0, l.g.out_height);
       if (!pd) continue;
       l.whole = dnnl::convolution_forward(pd);
       l.whole_weights = reordered_weights(l, pd);
@@ -250,12 +238,12 @@ void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t
   r.zero_point = memory({{1}, dt::s32, tag::x}, engine);
   *static_cast<int32_t*>(r.zero_point.get_data_handle()) = l.input_zero_point;
   const int64_t images = int64_t(l.g.batch);
-  const int64_t per_image = std::clamp<int64_t>((int64_t(threads) + images - 1) / images, 1, l.out_height);
+  const int64_t per_image = std::clamp<int64_t>((int64_t(threads) + images - 1) / images, 1, l.g.out_height);
   const std::size_t input_image = l.g.in_height * l.g.in_width * l.g.in_channels;
   const std::size_t input_row = l.g.in_width * l.g.in_channels;
   for (int64_t image = 0; image < images; ++image) {
     for (int64_t i = 0; i < per_image; ++i) {
-      const int64_t r0 = l.out_height * i / per_image, r1 = l.out_height * (i + 1) / per_image;
+      const int64_t r0 = l.g.out_height * i / per_image, r1 = l.g.out_height * (i + 1) / per_image;
       const PrimitiveDesc pd = l.tile_desc(r0, r1);
       if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a tile of the output rows");
       Tile tile;
@@ -323,8 +311,8 @@ bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& 
     std::string error;
     void operator()(std::size_t i) {
       Tile& t = r.tiles[i];
-      const std::size_t row = std::size_t(l.out_width) * l.g.out_channels;
-      int8_t* tile_out = out + (std::size_t(t.image) * std::size_t(l.out_height) + std::size_t(t.r0)) * row;
+      const std::size_t row = std::size_t(l.g.out_width) * l.g.out_channels;
+      int8_t* tile_out = out + (std::size_t(t.image) * std::size_t(l.g.out_height) + std::size_t(t.r0)) * row;
       const OneOpenmpThread one_thread;
       try {
         if (l.fused) t.output.set_data_handle(tile_out);
@@ -342,7 +330,7 @@ bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& 
       if (l.fused || failed) return;
       const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
       requantize(static_cast<const int32_t*>(t.output.get_data_handle()),
-                 std::size_t(t.r1 - t.r0) * std::size_t(l.out_width), l.g.out_channels, q, tile_out,
+                 std::size_t(t.r1 - t.r0) * std::size_t(l.g.out_width), l.g.out_channels, q, tile_out,
                  l.g.out_channels);
     }
   } task(l, r, out);

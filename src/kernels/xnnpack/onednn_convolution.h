@@ -41,9 +41,6 @@ class OnednnConvolution {
   static std::unique_ptr<OnednnConvolution> create(const ConvolutionState& state);
   ~OnednnConvolution();
 
-  // Whether the requantization is fused into oneDNN's kernel (else int32 accumulators).
-  bool fused() const;
-
   OnednnRunStateHandle instantiate() const;
   bool run(KernelContext& ctx, const char* op, OnednnRunState& instance, const RunEnvironment& env,
            const int8_t* input, int8_t* out) const;
