@@ -23,11 +23,11 @@ embedding_byte / embedding_4bit semantics: per-row scales for int8, groups of
 stays one tensor of integers.
 """
 
-import copy
-
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .module_copy import copy_module
 
 SCHEMES = ("int8", "int4", "8da8w", "8da4w")
 INT8_RANGE = (-128, 127)
@@ -243,7 +243,7 @@ def quantize_weights(model, scheme, group_size=32):
         raise ValueError(f"group_size must be a positive int, got {group_size!r}")
     bits = 4 if scheme.endswith("4w") or scheme == "int4" else 8
     dynamic = scheme.startswith("8da")
-    model = copy.deepcopy(model).eval()
+    model = copy_module(model).eval()
     shared = {}  # id(weight parameter) -> QuantizedWeight: tied weights stay one tensor of integers
 
     def quantized_weight(parameter):

@@ -36,7 +36,7 @@ class Lowering:
         self.graph_module = graph_module
         self._node_values = node_values  # node -> its value on the example inputs
         self._constants = {}  # id(constant's torch tensor) -> program value index
-        self._deferred = {}  # id(Deferred) -> its TensorValue, once emitted
+        self._deferred = {}  # id(Deferred) -> its program value index, once emitted
         self.values = {}  # fx node -> lowered value (filled by the walk)
         self.activation_qparams = {}  # quantize node name -> qparams (the quantization report)
         self.weight_qparams = {}  # module path -> qparams
@@ -77,8 +77,8 @@ class Lowering:
             return value.index
         if isinstance(value, Deferred):
             if id(value) not in self._deferred:
-                self._deferred[id(value)] = value.emit(self)
-            return self._deferred[id(value)].index
+                self._deferred[id(value)] = self.tensor(value.emit(self))
+            return self._deferred[id(value)]
         if isinstance(value, Constant):
             if value.is_quantized:
                 raise Unsupported("a quantized constant can only be dequantized")

@@ -7,7 +7,10 @@ are lowered out of place (lowering/__init__.py refuses them when the
 overwritten input is read again later).
 """
 
+import math
 import numbers
+
+import torch
 
 from .values import Constant, dtype_of, is_tensor
 
@@ -157,11 +160,20 @@ def where(g, node, condition, input, other):
 
 
 def masked_fill(g, node, input, mask, value):
-    """aten::masked_fill.Scalar, and .Tensor with a constant 0-dim value."""
+    """aten::masked_fill.Scalar, and .Tensor with a constant 0-dim value.
+
+    A non-finite value (-inf, a causal mask's) cannot be a program's double:
+    it is a 0-dim constant of where(mask, value, input) instead, which
+    computes the same.
+    """
     value = _number(value)
     if is_tensor(value):
         g.unsupported("masked_fill with a tensor value computed at run time")
     out = g.output(node)
+    if isinstance(value, float) and not math.isfinite(value):
+        fill = Constant(torch.tensor(value, dtype=g.example_value(node).dtype))
+        g.emit(WHERE, [g.tensor(mask), g.tensor(fill), g.tensor(input), out.index])
+        return out
     g.emit(MASKED_FILL, [g.tensor(input), g.tensor(mask), g.scalar(value), out.index])
     return out
 

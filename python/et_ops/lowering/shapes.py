@@ -48,11 +48,16 @@ def emit_permute(g, input, dims, shape):
 
 
 def permute(g, node, input, dims):
+    """aten::permute; a 2-d transposition is deferred (a constant's is folded where it is read)."""
     rank = len(shape_of(input))
     dims = [_normalized(d, rank) for d in dims]
     shape = tuple(g.example_value(node).shape)
     if dims == [1, 0]:
-        return Deferred(lambda g_: emit_permute(g_, input, dims, shape), dtype_of(input), shape, "transpose", input)
+        def emit(g_):
+            if isinstance(input, Constant):
+                return Constant(input.tensor.t())
+            return emit_permute(g_, input, dims, shape)
+        return Deferred(emit, dtype_of(input), shape, "transpose", input)
     return emit_permute(g, input, dims, shape)
 
 
@@ -81,6 +86,21 @@ def expand(g, node, input, size, *, implicit=False):
 def cat(g, node, tensors, dim=0):
     result = g.output(node)
     g.emit(CAT, [g.tensor_list(tensors), g.integer(dim), result.index])
+    return result
+
+
+def stack(g, node, tensors, dim=0):
+    """aten::stack: each tensor viewed with the new dimension, then cat."""
+    result = g.output(node)
+    dim = _normalized(dim, len(result.shape))
+    parts = []
+    for tensor in tensors:
+        shape = list(shape_of(tensor))
+        shape.insert(dim, 1)
+        part = g.intermediate(dtype_of(tensor), shape)
+        g.emit(VIEW_COPY, [g.tensor(tensor), g.int_list(shape), part.index])
+        parts.append(part)
+    g.emit(CAT, [g.tensor_list(parts), g.integer(dim), result.index])
     return result
 
 

@@ -71,7 +71,7 @@ ROWS = (
         E.compare, tuple(op for ops in E.COMPARISONS.values() for op in ops)),
     Row((aten.logical_not.default,), E.unary(E.LOGICAL_NOT), (E.LOGICAL_NOT,)),
     Row((aten.where.self,), E.where, (E.WHERE,)),
-    Row((aten.masked_fill.Scalar, aten.masked_fill.Tensor), E.masked_fill, (E.MASKED_FILL,)),
+    Row((aten.masked_fill.Scalar, aten.masked_fill.Tensor), E.masked_fill, (E.MASKED_FILL, E.WHERE)),
     Row((aten.rsqrt.default,), E.unary(E.RSQRT), (E.RSQRT,)),
     Row((aten.sqrt.default,), E.unary(E.SQRT), (E.SQRT,)),
     Row((aten.exp.default,), E.unary(E.EXP), (E.EXP,)),
@@ -105,6 +105,7 @@ ROWS = (
     Row((aten.t.default,), S.t, (S.PERMUTE_COPY,)),
     Row((aten.expand.default,), S.expand, (S.EXPAND_COPY,)),
     Row((aten.cat.default,), S.cat, (S.CAT,)),
+    Row((aten.stack.default,), S.stack, (S.VIEW_COPY, S.CAT)),
     Row((aten.slice.Tensor,), S.slice_, (S.SLICE_COPY,)),
     Row((aten.select.int,), S.select, (S.SELECT_COPY,)),
     Row((aten.split.Tensor, aten.split_with_sizes.default, aten.unbind.int), S.pieces, (S.SLICE_COPY, S.VIEW_COPY)),
@@ -123,8 +124,11 @@ _REGISTERED = []  # rows added at run time with register_lowering()
 
 # Operators that are never evaluated at export time even when every input is a
 # constant: an integer weight stays integers in the program.
+# A transposed weight is not folded either: a linear layer reads the weight
+# itself (one constant, also when an embedding shares it).
 NEVER_FOLDED = frozenset({aten.dequantize.self, ref.dequantize_per_channel.default,
-                          ref.dequantize_per_channel_group_4bit.default})
+                          ref.dequantize_per_channel_group_4bit.default, aten.t.default, aten.transpose.int,
+                          aten.permute.default})
 
 
 def register_lowering(targets, emitter, operators):

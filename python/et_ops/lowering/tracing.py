@@ -19,7 +19,6 @@
 """
 
 import contextlib
-import copy
 import os
 import sys
 
@@ -27,6 +26,7 @@ import torch
 import torch.fx
 from torch.fx.experimental import proxy_tensor
 
+from ..module_copy import copy_module
 from . import decompositions
 
 MODULE_PATH = "module_path"
@@ -127,8 +127,11 @@ def _stamping_tracer(provenance):
 
 
 def trace(module, example_inputs):
-    """The aten-level graph of `module` run on `example_inputs` (a copy of module runs: buffers stay as they are)."""
-    module = copy.deepcopy(module)
+    """The aten-level graph of `module` run on `example_inputs`.
+
+    A copy of the module runs, so that its buffers stay as they are.
+    """
+    module = copy_module(module)
     if isinstance(module, torch.nn.Module):
         module.eval()
     provenance = _Provenance()

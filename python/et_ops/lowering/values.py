@@ -90,9 +90,9 @@ class Constant:
 
 @dataclass(eq=False)
 class Deferred:
-    """A tensor emitted on first use: `emit(g)` returns its TensorValue; `source` is what it derives from."""
+    """A tensor emitted on first use: `emit(g)` returns its value; `source` is what it derives from."""
 
-    emit: object  # g -> TensorValue
+    emit: object  # g -> TensorValue | Constant
     dtype: str
     shape: tuple
     kind: str  # "dequantize" | "transpose"
