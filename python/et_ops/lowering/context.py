@@ -35,7 +35,7 @@ class Lowering:
         self.builder = ProgramBuilder(name)
         self.graph_module = graph_module
         self._node_values = node_values  # node -> its value on the example inputs
-        self._constants = {}  # id(constant's torch tensor) -> program value index
+        self._constants = {}  # id(constant's torch tensor) -> (program value index, the tensor)
         self._deferred = {}  # id(Deferred) -> its program value index, once emitted
         self.values = {}  # fx node -> lowered value (filled by the walk)
         self.activation_qparams = {}  # quantize node name -> qparams (the quantization report)
@@ -86,8 +86,9 @@ class Lowering:
                 array = value.tensor.detach().contiguous()
                 dtype = etp_dtype(array.dtype)
                 data = array.view(torch.int16).numpy() if dtype == "bfloat16" else array.numpy()
-                self._constants[id(value.tensor)] = self.builder.constant(data, dtype)
-            return self._constants[id(value.tensor)]
+                # The tensor is kept alive with its index: its id is not reused for another one.
+                self._constants[id(value.tensor)] = (self.builder.constant(data, dtype), value.tensor)
+            return self._constants[id(value.tensor)][0]
         raise Unsupported(f"expected a tensor argument, got {type(value).__name__}")
 
     def quantized_constant(self, quantized):
