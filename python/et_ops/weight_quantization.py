@@ -251,14 +251,23 @@ def quantize_weights(model, scheme, group_size=32):
             shared[id(parameter)] = QuantizedWeight(parameter, bits, group_size)
         return shared[id(parameter)]
 
+    def replacement(module):
+        if type(module) is nn.Linear:
+            return QuantizedLinear(module, quantized_weight(module.weight), dynamic)
+        if type(module) is nn.Embedding:
+            return QuantizedEmbedding(module, quantized_weight(module.weight))
+        if isinstance(module, nn.TransformerEncoderLayer) and dynamic:
+            # Its eval fast path would skip the linear layers' forward, and with it the
+            # activations' quantization: the layer runs its ordinary path instead.
+            module.activation_relu_or_gelu = 0
+        return None
+
+    root = replacement(model)
+    if root is not None:
+        return root
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) is nn.Linear:
-                setattr(parent, name, QuantizedLinear(child, quantized_weight(child.weight), dynamic))
-            elif type(child) is nn.Embedding:
-                setattr(parent, name, QuantizedEmbedding(child, quantized_weight(child.weight)))
-            elif isinstance(child, nn.TransformerEncoderLayer) and dynamic:
-                # Its eval fast path would skip the linear layers' forward, and with it the
-                # activations' quantization: the layer runs its ordinary path instead.
-                child.activation_relu_or_gelu = 0
+            quantized = replacement(child)
+            if quantized is not None:
+                setattr(parent, name, quantized)
     return model
