@@ -17,10 +17,10 @@ Schemes:
   dequantize_per_token);
 - "8da4w": "int4" weights, activations as "8da8w".
 
-Linear layers and embeddings are quantized (embeddings with
-embedding_byte / embedding_4bit semantics: per-row scales for int8, groups of
-`group_size` for int4). A weight shared by several layers (tied embeddings)
-stays one tensor of integers.
+Linear layers, embeddings and nn.MultiheadAttention's projections are
+quantized (embeddings with embedding_byte / embedding_4bit semantics:
+per-row scales for int8, groups of `group_size` for int4). A weight shared
+by several layers (tied embeddings) stays one tensor of integers.
 """
 
 import torch
@@ -235,6 +235,27 @@ class QuantizedEmbedding(nn.Module):
         return self.quantized.embedding(indices)
 
 
+class QuantizedMultiheadAttention(nn.MultiheadAttention):
+    """nn.MultiheadAttention whose packed input projection is a QuantizedWeight.
+
+    MultiheadAttention reads its projection weights as tensors and never
+    calls its layers' forward: the weights are quantized, the activations of
+    its projections stay float (also under the 8da* schemes).
+    """
+
+    @property
+    def in_proj_weight(self):
+        return self.in_proj_quantized.dequantized()
+
+    @classmethod
+    def convert(cls, attention, quantized_weight, dynamic):
+        weight = attention._parameters.pop("in_proj_weight")
+        attention.__class__ = cls
+        attention.in_proj_quantized = quantized_weight(weight)
+        attention.out_proj = QuantizedLinear(attention.out_proj, quantized_weight(attention.out_proj.weight), dynamic)
+        return attention
+
+
 def quantize_weights(model, scheme, group_size=32):
     """A copy of `model` whose linear layers and embeddings hold quantized weights (see the module docstring)."""
     if scheme not in SCHEMES:
@@ -256,6 +277,9 @@ def quantize_weights(model, scheme, group_size=32):
             return QuantizedLinear(module, quantized_weight(module.weight), dynamic)
         if type(module) is nn.Embedding:
             return QuantizedEmbedding(module, quantized_weight(module.weight))
+        if type(module) is nn.MultiheadAttention and module._qkv_same_embed_dim:
+            QuantizedMultiheadAttention.convert(module, quantized_weight, dynamic)
+            return None
         if isinstance(module, nn.TransformerEncoderLayer) and dynamic:
             # Its eval fast path would skip the linear layers' forward, and with it the
             # activations' quantization: the layer runs its ordinary path instead.

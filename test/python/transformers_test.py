@@ -14,7 +14,7 @@ Python and from the C++ et-ops tool:
   the 8da* schemes (docs/exporting.md, "Numbers for transformers");
 - quantized programs hold their linear and embedding weights as integers
   (no float constant of a weight's shape), and an 8da4w decoder is under a
-  quarter of the float one's size.
+  quarter of the float one's size, and so is an 8da4w encoder.
 
 PyTorch computes the references, so the script runs once per
 ATEN_CPU_CAPABILITY (test/aten_capabilities.py). A program that needs an
@@ -133,6 +133,7 @@ class TransformersTest(unittest.TestCase):
 
     def test_transformer_encoder_fast_path(self):
         self.check_every_scheme("encoder", transformer_models.MODELS["encoder"])
+        self.assertLess(self.sizes[("encoder", "8da4w")], self.sizes[("encoder", None)] / 4)
 
     def test_transformer_encoder_with_a_causal_mask(self):
         self.check_every_scheme("encoder_causal", transformer_models.MODELS["encoder_causal"])
