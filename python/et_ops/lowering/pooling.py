@@ -47,22 +47,22 @@ def _dims(input, dim):
     return list(dim) if isinstance(dim, (list, tuple)) else [dim]
 
 
+def _reduce(g, node, op, input, dim, keepdim, dtype):
+    if dtype is not None:
+        g.unsupported(f"{op} with dtype= is not supported")
+    result = g.output(node)
+    g.emit(op, [g.tensor(input), g.int_list(_dims(input, dim)), g.boolean(keepdim), g.none(), result.index])
+    return result
+
+
 def mean(g, node, input, dim=None, keepdim=False, *, dtype=None):
     """aten::mean.dim."""
-    if dtype is not None:
-        g.unsupported("mean with dtype= is not supported")
-    result = g.output(node)
-    g.emit(MEAN, [g.tensor(input), g.int_list(_dims(input, dim)), g.boolean(keepdim), g.none(), result.index])
-    return result
+    return _reduce(g, node, MEAN, input, dim, keepdim, dtype)
 
 
 def sum_(g, node, input, dim=None, keepdim=False, *, dtype=None):
     """aten::sum.dim_IntList."""
-    if dtype is not None:
-        g.unsupported("sum with dtype= is not supported")
-    result = g.output(node)
-    g.emit(SUM, [g.tensor(input), g.int_list(_dims(input, dim)), g.boolean(keepdim), g.none(), result.index])
-    return result
+    return _reduce(g, node, SUM, input, dim, keepdim, dtype)
 
 
 def max_dim(g, node, input, dim, keepdim=False):
