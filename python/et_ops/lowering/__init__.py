@@ -89,11 +89,23 @@ def _is_runtime(value):
     return isinstance(value, (TensorValue, Deferred))
 
 
-def _writes_constant(node):
-    """An in-place operator whose written input is a module's buffer (program state)."""
+def _viewed_base(node):
+    """The node whose memory `node` views (through slice, select, view, ...), or `node` itself."""
+    while node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and node.args:
+        returns = node.target._schema.returns
+        alias = returns[0].alias_info if len(returns) == 1 else None
+        if alias is None or alias.is_write or not isinstance(node.args[0], torch.fx.Node):
+            break
+        node = node.args[0]
+    return node
+
+
+def _written_buffer(node):
+    """The get_attr node of the module buffer an in-place operator writes (program state), or None."""
     if not is_in_place(node.target) or not node.args or not isinstance(node.args[0], torch.fx.Node):
-        return False
-    return node.args[0].op == "get_attr"
+        return None
+    base = _viewed_base(node.args[0])
+    return base if base.op == "get_attr" else None
 
 
 class _Walk:
@@ -137,11 +149,12 @@ class _Walk:
         kwargs = torch.fx.node.map_arg(node.kwargs, self.values.__getitem__)
         inputs = list(_flatten((args, kwargs)))
         emitter = emitter_for(node)
+        buffer = _written_buffer(node)
+        if buffer is not None:
+            return self.problem(node, f"writes a buffer of the module in place ('{buffer.target}' of the traced "
+                                      "graph): programs with state are not supported yet")
         if any(isinstance(v, Unavailable) for v in inputs):
             return UNAVAILABLE if emitter is not None else self.problem(node, "no lowering for this operation")
-        if _writes_constant(node):
-            return self.problem(node, f"writes the module's buffer '{node.args[0].target}' in place: "
-                                      "programs with state are not supported yet")
         example = self.g.example_value(node)
         runtime_inputs = any(_is_runtime(v) for v in inputs)
         if not _holds_tensor(example):

@@ -93,8 +93,8 @@ ROWS = (
     Row((aten.max_pool2d_with_indices.default,), P.max_pool2d_with_indices, (P.MAX_POOL2D,)),
     Row((aten.avg_pool2d.default,), P.avg_pool2d, (P.AVG_POOL2D,)),
     Row((aten._adaptive_avg_pool2d.default,), P.adaptive_avg_pool2d, (P.ADAPTIVE_AVG_POOL2D,)),
-    Row((aten.mean.dim,), P.mean, (P.MEAN,)),
-    Row((aten.sum.dim_IntList,), P.sum_, (P.SUM,)),
+    Row((aten.mean.dim, aten.mean.default), P.mean, (P.MEAN,)),
+    Row((aten.sum.dim_IntList, aten.sum.default), P.sum_, (P.SUM,)),
     Row((aten.max.dim,), P.max_dim, (P.MAX_DIM,)),
     # ---- shapes and indexing ----
     Row((aten.view.default, aten._reshape_alias.default, aten._unsafe_view.default, aten.reshape.default,

@@ -144,8 +144,8 @@ def trace(module, example_inputs):
         hooks = _module_paths(module, provenance) if isinstance(module, torch.nn.Module) else contextlib.nullcontext()
     with torch.no_grad(), hooks, _stamping_tracer(provenance):
         graph_module = proxy_tensor.make_fx(function, decompositions.TABLE)(*example_inputs)
-    graph_module.graph.eliminate_dead_code()
-    graph_module.recompile()
+    # No dead code elimination: an in-place update of a buffer has no users but is kept
+    # (the lowering skips unused nodes that write nothing).
     return graph_module
 
 
