@@ -87,7 +87,9 @@ def quantize(model, example_inputs, calibration, qconfig_mapping=None):
             batches += 1
     if batches == 0:
         raise ValueError("calibration holds no batches: the observers need at least one")
-    return convert_to_reference_fx(prepared)
+    reference = convert_to_reference_fx(prepared)
+    tracing.annotate(reference, model)
+    return reference
 
 
 class ExportedProgram:

@@ -43,10 +43,16 @@ def _user_frame():
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not (name.startswith(_TORCH_DIR) or name.startswith(_ET_OPS_DIR) or name.startswith("<eval_with_key>")):
+        if not (name.startswith(_TORCH_DIR) or name.startswith(_ET_OPS_DIR) or name.startswith("<")):
             return name, frame.f_lineno, frame.f_code.co_name
         frame = frame.f_back
     return None
+
+
+def user_line():
+    """"file:line (in function)" of the user's code being run, or None."""
+    frame = _user_frame()
+    return None if frame is None else f"{frame[0]}:{frame[1]} (in {frame[2]})"
 
 
 class _Provenance:
@@ -56,16 +62,20 @@ class _Provenance:
         self.paths = [""]
         self.source_node = None
         self.source_module = None
+        self.source_line = None  # the GraphModule node's own, when its graph recorded one
 
     def stamp(self, node):
         node.meta[MODULE_PATH] = self.paths[-1]
+        if self.source_line is not None:
+            node.meta[SOURCE_LINE] = self.source_line
+            return
         if self.source_node is not None:
             node.meta[SOURCE_NODE] = self.source_node
         if self.source_module is not None:
             node.meta[SOURCE_MODULE] = self.source_module
-        frame = _user_frame()
-        if frame is not None:
-            node.meta[SOURCE_LINE] = f"{frame[0]}:{frame[1]} (in {frame[2]})"
+        line = user_line()
+        if line is not None:
+            node.meta[SOURCE_LINE] = line
 
 
 def _tracer_class(provenance):
@@ -107,12 +117,58 @@ class _NodeNaming(torch.fx.Interpreter):
         self.provenance = provenance
 
     def run_node(self, n):
-        self.provenance.source_node = n.name
-        self.provenance.source_module = n.target if n.op == "call_module" else None
+        provenance = self.provenance
+        provenance.source_node = n.name
+        provenance.source_module = n.target if n.op == "call_module" else None
+        provenance.source_line = n.meta.get(SOURCE_LINE)
+        recorded_path = n.meta.get(MODULE_PATH)
+        if recorded_path is not None:
+            provenance.paths.append(recorded_path)
         try:
             return super().run_node(n)
         finally:
-            self.provenance.source_node = self.provenance.source_module = None
+            if recorded_path is not None:
+                provenance.paths.pop()
+            provenance.source_node = provenance.source_module = provenance.source_line = None
+
+
+class _AnnotatingTracer(torch.fx.Tracer):
+    """torch.fx.Tracer that stamps every node with its module path and the user's source line."""
+
+    def __init__(self):
+        super().__init__()
+        self._paths = []
+
+    def call_module(self, m, forward, args, kwargs):
+        self._paths.append(self.path_of_module(m))
+        try:
+            return super().call_module(m, forward, args, kwargs)
+        finally:
+            self._paths.pop()
+
+    def create_node(self, *args, **kwargs):
+        node = super().create_node(*args, **kwargs)
+        node.meta[MODULE_PATH] = self._paths[-1] if self._paths else ""
+        line = user_line()
+        if line is not None:
+            node.meta[SOURCE_LINE] = line
+        return node
+
+
+def annotate(graph_module, model):
+    """Gives the nodes of `graph_module` (prepare_fx's trace of `model`, converted) the module path and source
+    line of the node of the same name in a torch.fx trace of `model`; PyTorch 1.13's own trace records neither."""
+    try:
+        graph = _AnnotatingTracer().trace(model)
+    except Exception:  # noqa: BLE001 - prepare_fx traced it; this trace only improves messages
+        return
+    recorded = {node.name: node.meta for node in graph.nodes}
+    for node in graph_module.graph.nodes:
+        meta = recorded.get(node.name)
+        if meta is not None and node.op != "call_module":
+            for key in (MODULE_PATH, SOURCE_LINE):
+                if key in meta:
+                    node.meta.setdefault(key, meta[key])
 
 
 @contextlib.contextmanager
