@@ -188,7 +188,3 @@ def index_copy(g, node, input, dim, index_, source):
     g.emit(INDEX_COPY, [g.tensor(input), g.integer(_normalized(dim, len(shape_of(input)))), g.tensor(index_),
                         g.tensor(source), out.index])
     return out
-
-
-def is_constant(value):
-    return isinstance(value, Constant)
