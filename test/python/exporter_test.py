@@ -204,7 +204,7 @@ class ApiTest(unittest.TestCase):
         model = Counter()
         with self.assertRaises(ex.UnsupportedError) as caught:
             ex.export(model, (x,))
-        self.assertIn("writes a buffer of the module in place", str(caught.exception))
+        self.assertIn("writes the module's buffer 'total' in place", str(caught.exception))
         self.assertTrue(torch.equal(model.total, torch.zeros(3)), "exporting ran the user's module itself")
 
     def test_every_operator_of_the_table_is_provided_by_a_kernel_set(self):

@@ -151,8 +151,9 @@ class _Walk:
         emitter = emitter_for(node)
         buffer = _written_buffer(node)
         if buffer is not None:
-            return self.problem(node, f"writes a buffer of the module in place ('{buffer.target}' of the traced "
-                                      "graph): programs with state are not supported yet")
+            name = tracing.buffer_name(buffer) or buffer.target
+            return self.problem(node, f"writes the module's buffer '{name}' in place: programs with state are not "
+                                      "supported yet")
         if any(isinstance(v, Unavailable) for v in inputs):
             return UNAVAILABLE if emitter is not None else self.problem(node, "no lowering for this operation")
         example = self.g.example_value(node)

@@ -11,7 +11,10 @@
   et_ops) and, for a GraphModule, the name of the FX node of that graph
   that made it (``node.meta["source_node"]``: quantization reports name
   activations by it) and the module that node called, if any
-  (``node.meta["source_module"]``: reports name weights by it).
+  (``node.meta["source_module"]``: reports name weights by it). A get_attr
+  node holding one of the module's buffers has its name
+  (``node.meta["buffer"]``): buffers that forward updates in place are the
+  program's state.
 - `run(graph_module, example_inputs)`: the value of every node on the
   example inputs. Shapes are static: an output's shape is what PyTorch
   computed for it, and a node that yields no tensor is a constant of the
@@ -33,6 +36,7 @@ MODULE_PATH = "module_path"
 SOURCE_LINE = "source_line"
 SOURCE_NODE = "source_node"
 SOURCE_MODULE = "source_module"
+BUFFER = "buffer"
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _ET_OPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -200,9 +204,28 @@ def trace(module, example_inputs):
         hooks = _module_paths(module, provenance) if isinstance(module, torch.nn.Module) else contextlib.nullcontext()
     with torch.no_grad(), hooks, _stamping_tracer(provenance):
         graph_module = proxy_tensor.make_fx(function, decompositions.TABLE)(*example_inputs)
+    _name_buffers(graph_module, module)
     # No dead code elimination: an in-place update of a buffer has no users but is kept
     # (the lowering skips unused nodes that write nothing).
     return graph_module
+
+
+def _name_buffers(graph_module, module):
+    """Stamps each get_attr node that holds one of the module's buffers with the buffer's name (make_fx calls
+    them _tensor_constantN): the name a buffer updated in place (program state) is known by."""
+    if not isinstance(module, torch.nn.Module):
+        return
+    names = {id(buffer): name for name, buffer in module.named_buffers()}
+    for node in graph_module.graph.nodes:
+        if node.op == "get_attr":
+            name = names.get(id(getattr(graph_module, node.target, None)))
+            if name is not None:
+                node.meta[BUFFER] = name
+
+
+def buffer_name(node):
+    """The module buffer a get_attr node holds ("layers.0.cache"), or None."""
+    return node.meta.get(BUFFER)
 
 
 def module_path(node):
