@@ -242,3 +242,30 @@ MODELS = {
     "encoder_norm_first": lambda seed=0: transformer_encoder(seed, norm_first=True, activation="gelu"),
     "wav2vec2": wav2vec2,
 }
+
+
+# ---- the remaining operators transformers use, in one module ----
+
+class Indexing(nn.Module):
+    """Advanced indexing, index_put / index_copy / index_select, masks, comparisons, reductions, casts."""
+
+    def forward(self, x, index):
+        rows = x[index]  # index.Tensor
+        columns = x[:, index]  # index.Tensor with a leading None
+        put = x.index_put((index,), torch.ones(index.shape[0], x.shape[1]))
+        copied = x.index_copy(0, index, rows * 2.0)
+        selected = x.index_select(1, index) + x[:, 0:1]  # select / slice
+        masked = x.masked_fill(x > 0.5, 0.5)
+        chosen = torch.where(torch.logical_not(x >= 0), x, -x) + torch.where(x != x[0], x, x * 3.0)
+        values, positions = x.max(dim=-1, keepdim=True)
+        first, *_ = x.unbind(1)
+        scores = torch.baddbmm(torch.ones(1, 1, 1), x.unsqueeze(0), x.t().unsqueeze(0), beta=0.5, alpha=0.25)
+        casts = positions.float() + x.long().float()
+        powers = torch.pow(x * x + 1.0, x) + x.exp().sqrt() - torch.neg(x).sum(0, keepdim=True)
+        return (rows.sum() + columns.sum(), put, copied, selected, masked, chosen, values, first,
+                F.log_softmax(scores, dim=0), casts, powers, F.gelu(x))
+
+
+def indexing(seed=0):
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(seed))
+    return Indexing().eval(), (x, torch.tensor([4, 0, 2]))

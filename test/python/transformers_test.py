@@ -2,7 +2,9 @@
 
 torchaudio's wav2vec2, PyTorch's nn.TransformerEncoder (its fused eval fast
 path, a causal mask, norm_first), decoders in GPT-2 and Llama style
-(transformer_models.py), and torchvision's ShuffleNetV2 in float (its
+(transformer_models.py), one module with the remaining operators
+transformers use (indexing, masks, comparisons, casts), and torchvision's
+ShuffleNetV2 in float (its
 channel shuffle unpacks ``x.size()``, which torch.fx cannot trace; PyTorch's
 own quantization flow stops there, so it is not quantized). Each model is
 exported float and with every scheme of ex.quantize_weights, and run from
@@ -143,6 +145,19 @@ class TransformersTest(unittest.TestCase):
 
     def test_wav2vec2(self):
         self.check_every_scheme("wav2vec2", transformer_models.wav2vec2)
+
+    def test_indexing_masks_comparisons_and_casts(self):
+        model, inputs = transformer_models.indexing()
+        program = ex.export(model, inputs, name="indexing")
+        python, cpp = self.run_both("indexing", program, inputs)
+        with torch.no_grad():
+            expected = [t.numpy() for t in model(*inputs)]
+        self.assertEqual(len(python), len(expected))
+        for index, (p, c, e) in enumerate(zip(python, cpp, expected)):
+            self.assertEqual(p.tobytes(), c.tobytes(), f"output {index}: C++ and Python differ")
+            self.assertEqual((p.dtype, p.shape), (e.dtype, e.shape), f"output {index}")
+            scale = max(float(np.abs(e).max()), 1e-30)
+            self.assertLessEqual(float(np.abs(p.astype(np.float64) - e).max()) / scale, 1e-6, f"output {index}")
 
     def test_shufflenet_v2_float(self):
         self.check("shufflenet_v2", shufflenet_v2, None)
