@@ -58,6 +58,8 @@ def permute(g, node, input, dims):
                 return Constant(input.tensor.t())
             return emit_permute(g_, input, dims, shape)
         return Deferred(emit, dtype_of(input), shape, "transpose", input)
+    if isinstance(input, Constant):  # folded (table.NEVER_FOLDED leaves permutes to this emitter)
+        return Constant(input.tensor.permute(dims))
     return emit_permute(g, input, dims, shape)
 
 
