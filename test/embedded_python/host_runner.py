@@ -5,7 +5,17 @@ import os
 import re
 import subprocess
 
-QUANTIZED_OPERATORS = 19
+
+
+def _quantized_operator_count():
+    """Rows of the quantized set's operators.def (the one list of its operators)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "kernels", "quantized",
+                        "operators.def")
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for line in f if line.startswith("ET_OPS_OPERATOR("))
+
+
+QUANTIZED_OPERATORS = _quantized_operator_count()
 
 
 def run_host(host, policy=None, plugin="identical", order="host-first", extra=(), env=None):
