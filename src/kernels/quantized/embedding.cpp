@@ -1,14 +1,18 @@
 // embedding_byte / embedding_2bit / embedding_4bit, .out and .dtype_out
 // (reference §6): look up rows of a quantized table and dequantize them per
 // group, with PyTorch's rounding to the scales' dtype P before converting to
-// the output dtype O.
+// the output dtype O. Float32 tables are gathered straight from the packed
+// rows with the vector dequantize.
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "checks.h"
 #include "et_ops/kernels/quantized.h"
+#include "vector_kernels.h"
 
 namespace et_ops::kernels::quantized {
 namespace {
@@ -243,6 +247,37 @@ void dequantize_row(Row weight, const GroupTable<P>& scales, const std::optional
   }
 }
 
+// The common case, P = O = f32 with adjacent elements: a row's integers
+// (unpacked first for 4bit) go through the vector dequantize of §4.3,
+// fl32(fl32(fl32(w) - zp) * s), which is §6.4's fl32(fl32(w - zp) * s) since
+// w is exact in binary32; without zero points zp = 0 and w - 0 is exact.
+// Returns false for the packings and dtypes it does not take.
+bool lookup_rows_f32(const Overload& o, TensorRef weight, TensorRef scales, std::optional<TensorRef> zero_points,
+                     TensorRef indices, const Layout& layout, TensorRef out) {
+  if (o.packing == Packing::TwoBit) return false;
+  const GroupTable<float> scale_table(scales);
+  std::optional<GroupTable<float>> zp_table;
+  if (zero_points) zp_table.emplace(*zero_points);
+  const DType stored = o.packing == Packing::FourBit ? DType::Int8 : weight.dtype();
+  std::vector<int8_t> unpacked(o.packing == Packing::FourBit ? static_cast<std::size_t>(layout.dim) : 0);
+  const detail::FlatIntegers index(indices);
+  for (int64_t p = 0; p < indices.numel(); ++p) {
+    const int64_t row = index[p];
+    const auto* src = static_cast<const uint8_t*>(weight.data()) + row * weight.stride(0);
+    if (o.packing == Packing::FourBit) {
+      simd::unpack_nibbles(src, static_cast<std::size_t>(weight.size(1)), unpacked.data());
+      src = reinterpret_cast<const uint8_t*>(unpacked.data());
+    }
+    float* dst = out.data_as<float>() + detail::row_offset(out, p);
+    for (int64_t start = 0, group = 0; start < layout.dim; start += layout.group_size, ++group) {
+      const float zp = zp_table ? zp_table->at(row, group) : 0.0f;
+      simd::dequantize_to_f32(stored, src + start, static_cast<std::size_t>(layout.group_size), zp,
+                              scale_table.at(row, group), dst + start);
+    }
+  }
+  return true;
+}
+
 template <typename P, typename O, bool kUnit>
 void lookup_rows(const Overload& o, TensorRef weight, TensorRef scales, std::optional<TensorRef> zero_points,
                  TensorRef indices, const Layout& layout, TensorRef out) {
@@ -294,6 +329,8 @@ bool embedding(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRe
     rows_ok = check_rows<P>(ctx, o, indices, scales, *layout);
     if (!rows_ok || out.numel() == 0) return;
     const bool unit = weight.stride(1) == 1 && out.stride(out.dim() - 1) == 1;
+    const bool f32 = std::is_same_v<P, float> && out.dtype() == DType::Float32;
+    if (unit && f32 && lookup_rows_f32(o, weight, scales, zero_points, indices, *layout, out)) return;
     dispatch_embedding_float(out.dtype(), [&](auto o_tag) {
       using O = typename decltype(o_tag)::type;
       if (unit) lookup_rows<P, O, true>(o, weight, scales, zero_points, indices, *layout, out);
