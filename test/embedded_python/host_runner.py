@@ -4,18 +4,12 @@ for the build tree's matrix (test_embedded.py) and the wheel's test
 import os
 import re
 import subprocess
+import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import operator_tables  # noqa: E402  (test/operator_tables.py)
 
-
-def _quantized_operator_count():
-    """Rows of the quantized set's operators.def (the one list of its operators)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "kernels", "quantized",
-                        "operators.def")
-    with open(path, encoding="utf-8") as f:
-        return sum(1 for line in f if line.startswith("ET_OPS_OPERATOR("))
-
-
-QUANTIZED_OPERATORS = _quantized_operator_count()
+QUANTIZED_OPERATORS = len(operator_tables.operators_in_def("quantized"))
 
 
 def run_host(host, policy=None, plugin="identical", order="host-first", extra=(), env=None):

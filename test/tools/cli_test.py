@@ -17,6 +17,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import operator_tables  # noqa: E402  (test/operator_tables.py)
+
 failures = []
 
 
@@ -311,21 +314,13 @@ def test_check_shipped(cli, have_both):
               "check without both shipped libraries reports the missing one", result)
 
 
-def quantized_operator_count():
-    """Rows of the quantized set's operators.def (the one list of its operators)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "kernels", "quantized",
-                        "operators.def")
-    with open(path, encoding="utf-8") as f:
-        return sum(1 for line in f if line.startswith("ET_OPS_OPERATOR("))
-
-
 def test_check_copies(cli, quantized_library):
     copies = []
     for name in ["a", "b"]:
         os.makedirs(cli.path(name), exist_ok=True)
         copies.append(shutil.copy(quantized_library, cli.path(name)))
     result = cli("check", *copies)
-    count = quantized_operator_count()
+    count = len(operator_tables.operators_in_def("quantized"))
     check(result.returncode == 1 and f"collisions: {count} operator(s)" in result.stdout
           and "quantized_decomposed::add.out [fallback]: identical copies" in result.stdout,
           f"check of two copies of one library: {count} identical collisions", result)

@@ -20,7 +20,6 @@ using detail::check_tensor;
 using detail::fail;
 using detail::from_f32;
 using detail::shape_string;
-using detail::Tag;
 using detail::to_f32;
 
 struct Overload {
@@ -39,7 +38,6 @@ struct Layout {
   int64_t groups;      // K / group_size per row
 };
 
-bool is_group_float(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
 bool is_zero_point_integer(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64;
 }
@@ -110,7 +108,7 @@ bool check_zero_points(KernelContext& ctx, const Overload& o, TensorRef zero_poi
 }
 
 bool check_out(KernelContext& ctx, const Overload& o, DType output_dtype, const Layout& layout, TensorRef out) {
-  if (!is_group_float(out.dtype()))
+  if (!detail::is_float32_or_narrower(out.dtype()))
     return fail(ctx, o.op, "out must be float32, float16 or bfloat16, got {}", dtype_name(out.dtype()));
   if (out.dtype() != output_dtype)
     return fail(ctx, o.op, "out dtype {} does not match output_dtype {}", dtype_name(out.dtype()),
@@ -141,7 +139,7 @@ std::optional<Layout> check_arguments(KernelContext& ctx, const Overload& o, Ten
     return std::nullopt;
   const std::optional<Layout> layout = check_groups(ctx, o, input, scales, group_size);
   if (!layout) return std::nullopt;
-  if (!is_group_float(scales.dtype())) {
+  if (!detail::is_float32_or_narrower(scales.dtype())) {
     fail(ctx, o.op, "scales must be float32, float16 or bfloat16, got {}", dtype_name(scales.dtype()));
     return std::nullopt;
   }
@@ -229,16 +227,6 @@ void dequantize_rows(const Overload& o, TensorRef input, TensorRef scales, std::
   }
 }
 
-// Calls f(Tag<T>{}) for f32, f16, bf16.
-template <typename F>
-void dispatch_group_float(DType t, F&& f) {
-  switch (t) {
-    case DType::Float16: f(Tag<Half>{}); break;
-    case DType::BFloat16: f(Tag<BFloat16>{}); break;
-    default: f(Tag<float>{}); break;
-  }
-}
-
 bool dequantize_per_channel_group(KernelContext& ctx, const Overload& o, TensorRef input, TensorRef scales,
                                   std::optional<TensorRef> zero_points, int64_t quant_min, int64_t quant_max,
                                   std::optional<DType> dtype, int64_t group_size, DType output_dtype, TensorRef out) {
@@ -246,11 +234,11 @@ bool dequantize_per_channel_group(KernelContext& ctx, const Overload& o, TensorR
                                                        dtype, group_size, output_dtype, out);
   if (!layout) return false;
   bool ok = false;
-  dispatch_group_float(scales.dtype(), [&](auto p_tag) {
+  detail::dispatch_float32_or_narrower(scales.dtype(), [&](auto p_tag) {
     using P = typename decltype(p_tag)::type;
     ok = check_scale_values<P>(ctx, o, scales);
     if (!ok || out.numel() == 0) return;
-    dispatch_group_float(out.dtype(), [&](auto o_tag) {
+    detail::dispatch_float32_or_narrower(out.dtype(), [&](auto o_tag) {
       dequantize_rows<P, typename decltype(o_tag)::type>(o, input, scales, zero_points, *layout, out);
     });
   });

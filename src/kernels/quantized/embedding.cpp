@@ -22,7 +22,6 @@ using detail::check_tensor;
 using detail::fail;
 using detail::from_f32;
 using detail::shape_string;
-using detail::Tag;
 using detail::to_f32;
 
 // How weight elements are packed into bytes (reference §6.2).
@@ -45,10 +44,8 @@ struct Layout {
 
 // ---- argument checks (§6.5, ET's order with ours interleaved) ----
 
-bool is_embedding_float(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
-
 bool check_float_dtype(KernelContext& ctx, const char* op, const char* what, TensorRef t) {
-  if (is_embedding_float(t.dtype())) return true;
+  if (detail::is_float32_or_narrower(t.dtype())) return true;
   return fail(ctx, op, "{} must be float32, float16 or bfloat16, got {}", what, dtype_name(t.dtype()));
 }
 
@@ -307,16 +304,6 @@ void lookup_rows(const Overload& o, TensorRef weight, TensorRef scales, std::opt
   }
 }
 
-// Calls f(Tag<T>{}) for the embedding float dtypes f32, f16, bf16.
-template <typename F>
-void dispatch_embedding_float(DType t, F&& f) {
-  switch (t) {
-    case DType::Float16: f(Tag<Half>{}); break;
-    case DType::BFloat16: f(Tag<BFloat16>{}); break;
-    default: f(Tag<float>{}); break;
-  }
-}
-
 bool embedding(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRef scales,
                std::optional<TensorRef> zero_points, int64_t quant_min, int64_t quant_max, TensorRef indices,
                std::optional<DType> dtype, TensorRef out) {
@@ -324,14 +311,14 @@ bool embedding(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRe
       check_arguments(ctx, o, weight, scales, zero_points, quant_min, quant_max, indices, dtype, out);
   if (!layout) return false;
   bool rows_ok = false;
-  dispatch_embedding_float(scales.dtype(), [&](auto p_tag) {
+  detail::dispatch_float32_or_narrower(scales.dtype(), [&](auto p_tag) {
     using P = typename decltype(p_tag)::type;
     rows_ok = check_rows<P>(ctx, o, indices, scales, *layout);
     if (!rows_ok || out.numel() == 0) return;
     const bool unit = weight.stride(1) == 1 && out.stride(out.dim() - 1) == 1;
     const bool f32 = std::is_same_v<P, float> && out.dtype() == DType::Float32;
     if (unit && f32 && lookup_rows_f32(o, weight, scales, zero_points, indices, *layout, out)) return;
-    dispatch_embedding_float(out.dtype(), [&](auto o_tag) {
+    detail::dispatch_float32_or_narrower(out.dtype(), [&](auto o_tag) {
       using O = typename decltype(o_tag)::type;
       if (unit) lookup_rows<P, O, true>(o, weight, scales, zero_points, indices, *layout, out);
       else lookup_rows<P, O, false>(o, weight, scales, zero_points, indices, *layout, out);

@@ -10,6 +10,7 @@
 //   acc    = 0; for g ascending: acc = fl32(acc + fl32(fl32(isum_g) * ws[n][g]))
 //   out    = fl32(acc * s_t), then fl32(out + bias[n]) with a bias.
 // One order for every target and thread count, so the same bytes everywhere.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -146,33 +147,45 @@ std::optional<Activations> quantize_activations(KernelContext& ctx, TensorRef in
 
 // ---- the product ----
 
-// Weight row n as int8 values, unpacked into `scratch` for int4.
-const int8_t* weight_row(const Overload& o, TensorRef weight, int64_t n, std::vector<int8_t>& scratch) {
-  const auto* base = static_cast<const uint8_t*>(weight.data()) + n * weight.size(1);
-  if (!o.four_bit) return reinterpret_cast<const int8_t*>(base);
-  simd::unpack_nibbles(base, static_cast<std::size_t>(weight.size(1)), scratch.data());
-  return scratch.data();
-}
+// Rows of weights taken together: their float sums are independent chains,
+// interleaved so that one row's additions do not wait for the previous
+// one's (each row still adds its groups in ascending order).
+constexpr int64_t kRowBlock = 8;
 
 void multiply(const Overload& o, const Activations& a, TensorRef weight, TensorRef scales,
               std::optional<TensorRef> bias, const Shape& shape, TensorRef out) {
-  std::vector<int8_t> unpacked(static_cast<std::size_t>(shape.in));
-  std::vector<int32_t> sums(static_cast<std::size_t>(shape.groups));
+  const auto in = static_cast<std::size_t>(shape.in);
+  const auto groups = static_cast<std::size_t>(shape.groups);
+  std::vector<int8_t> unpacked(kRowBlock * in);
+  std::vector<int32_t> sums(kRowBlock * groups);
   const float* ws = scales.data_as<const float>();
   const float* b = bias ? bias->data_as<const float>() : nullptr;
   float* y = out.data_as<float>();
-  for (int64_t n = 0; n < shape.out; ++n) {
-    const int8_t* w = weight_row(o, weight, n, unpacked);
-    const float* row_scales = ws + n * shape.groups;
+  for (int64_t n0 = 0; n0 < shape.out; n0 += kRowBlock) {
+    const int64_t rows = std::min(kRowBlock, shape.out - n0);
+    const int8_t* w[kRowBlock];
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto* row = static_cast<const uint8_t*>(weight.data()) + (n0 + r) * weight.size(1);
+      int8_t* dst = unpacked.data() + static_cast<std::size_t>(r) * in;
+      if (o.four_bit) simd::unpack_nibbles(row, static_cast<std::size_t>(weight.size(1)), dst);
+      w[r] = o.four_bit ? dst : reinterpret_cast<const int8_t*>(row);
+    }
     for (int64_t t = 0; t < shape.tokens; ++t) {
-      simd::group_dots(a.shifted.data() + t * shape.in, w, static_cast<std::size_t>(shape.groups),
-                       static_cast<std::size_t>(shape.group_size), sums.data());
-      float acc = 0.0f;
-      for (int64_t g = 0; g < shape.groups; ++g)
-        acc = acc + static_cast<float>(sums[static_cast<std::size_t>(g)]) * row_scales[g];
-      float v = acc * static_cast<float>(a.scales[static_cast<std::size_t>(t)]);
-      if (b) v = v + b[n];
-      y[t * shape.out + n] = v;
+      const int16_t* x = a.shifted.data() + static_cast<std::size_t>(t) * in;
+      for (int64_t r = 0; r < rows; ++r)
+        simd::group_dots(x, w[r], groups, static_cast<std::size_t>(shape.group_size),
+                         sums.data() + static_cast<std::size_t>(r) * groups);
+      float acc[kRowBlock] = {};
+      const float* block_scales = ws + n0 * shape.groups;
+      for (std::size_t g = 0; g < groups; ++g)
+        for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
+          acc[r] = acc[r] + static_cast<float>(sums[r * groups + g]) * block_scales[r * groups + g];
+      const auto s_t = static_cast<float>(a.scales[static_cast<std::size_t>(t)]);
+      for (int64_t r = 0; r < rows; ++r) {
+        float v = acc[r] * s_t;
+        if (b) v = v + b[n0 + r];
+        y[t * shape.out + n0 + r] = v;
+      }
     }
   }
 }

@@ -29,20 +29,14 @@ using et_ops::TensorRef;
 using et_ops::test::bits_of;
 using et_ops::test::dtype_of;
 using et_ops::test::for_each_simd_target;
+using et_ops::test::from_float;
+using et_ops::test::widen;
 using et_ops::test::logical_values;
 using et_ops::test::make_tensor;
 using et_ops::test::Owned;
 using et_ops::test::require_error;
 namespace q = et_ops::kernels::quantized;
 
-template <typename T>
-T from_float(float v) {
-  if constexpr (std::is_same_v<T, float>) return v;
-  else return T::from_float(v);
-}
-float widen(float v) { return v; }
-float widen(Half v) { return v.to_float(); }
-float widen(BFloat16 v) { return v.to_float(); }
 
 // Integers in [-8, 7], two per byte: element 2m in the high nibble, +8 offset.
 std::vector<uint8_t> pack_int4(const std::vector<int8_t>& values) {

@@ -27,6 +27,7 @@ using et_ops::KernelContext;
 using et_ops::TensorRef;
 using et_ops::test::bits_of;
 using et_ops::test::for_each_simd_target;
+using et_ops::test::widen;
 using et_ops::test::logical_values;
 using et_ops::test::make_tensor;
 using et_ops::test::Owned;
@@ -63,9 +64,6 @@ T from_double(double v) {
   if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
   else return T::from_float(static_cast<float>(v));
 }
-float widen(float v) { return v; }
-float widen(Half v) { return v.to_float(); }
-float widen(BFloat16 v) { return v.to_float(); }
 
 template <typename T>
 std::vector<T> floats(std::initializer_list<double> values) {
