@@ -63,9 +63,9 @@ void check_outputs(const ProgramModel& model) {
     if (kind == ValueKind::None)
       throw FormatError(fmt::format("outputs[{}] names value {}, which is none", i, model.outputs[i]));
     if (kind == ValueKind::TensorList || kind == ValueKind::OptionalTensorList)
-      throw FormatError(fmt::format("outputs[{}] names value {}, a {}; name its tensors instead", i,
+      throw FormatError(fmt::format("outputs[{}] names value {}, {}; name its tensors instead", i,
                                     model.outputs[i],
-                                    kind == ValueKind::TensorList ? "tensor_list" : "optional_tensor_list"));
+                                    kind == ValueKind::TensorList ? "a tensor_list" : "an optional_tensor_list"));
     if (kind == ValueKind::String)
       throw FormatError(fmt::format("outputs[{}] names value {}, a string", i, model.outputs[i]));
   }
