@@ -26,10 +26,11 @@ constexpr const char* kLayerNormOp = "aten::native_layer_norm.out";
 constexpr const char* kGroupNormOp = "aten::native_group_norm.out";
 
 // The loops of one normalization: `sets` walks the sets (operands: input,
-// out0, out1, out2), `elements` walks one set (operands: input, out0,
-// weight, bias; a missing weight or bias has stride 0).
+// out0, out1, out2, weight, bias: group norm's groups start at their own
+// channels), `elements` walks one set (operands: input, out0, weight, bias;
+// a missing weight or bias has stride 0).
 struct NormLoops {
-  StridedLoop<4> sets;
+  StridedLoop<6> sets;
   StridedLoop<4> elements;
 };
 
@@ -64,8 +65,10 @@ void normalize(const NormLoops& loops, TensorRef input, TensorRef out0, TensorRe
       });
       const double rstd = 1.0 / std::sqrt(squares / count + eps);
       float* row = y + set[1] + s * set_step[1];
+      const float* weight = affine.weight + set[4] + s * set_step[4];
+      const float* bias = affine.bias + set[5] + s * set_step[5];
       each([&](int64_t i, int64_t o, int64_t w, int64_t b) {
-        row[o] = static_cast<float>((static_cast<double>(x[i]) - mean) * rstd * affine.weight[w] + affine.bias[b]);
+        row[o] = static_cast<float>((static_cast<double>(x[i]) - mean) * rstd * weight[w] + bias[b]);
       });
       means[set[2] + s * set_step[2]] = static_cast<float>(mean);
       rstds[set[3] + s * set_step[3]] = static_cast<float>(rstd);
@@ -185,6 +188,8 @@ NormLoops group_norm_loops(TensorRef input, int64_t group, std::optional<TensorR
   }
   for (int s = 0; s < 2; ++s)
     for (int k = 0; k < 2; ++k) loops.sets.strides[2 + s][k] = stats[s].stride(k);
+  loops.sets.strides[4][1] = weight ? weight->stride(0) * per_group : 0;
+  loops.sets.strides[5][1] = bias ? bias->stride(0) * per_group : 0;
   loops.elements.dim = input.dim() - 1;
   for (int64_t d = 1; d < input.dim(); ++d) {
     const int64_t k = d - 1;

@@ -69,15 +69,19 @@ TEST_CASE("group_norm: statistics per sample and group, weight per channel", "[p
   // N = 1, C = 4, HxW = 2, 2 groups of 2 channels.
   Owned<float> x({1, 4, 2}, {1, 2, 3, 4, 0, 0, 8, 8});
   Owned<float> w({4}, {1, 1, 2, 2});
+  Owned<float> b({4}, {0, 0, 0, 10});
   Owned<float> y({1, 4, 2}, Owned<float>::filled({1, 4, 2}, 0));
   Owned<float> mean({1, 2}, {0, 0});
   Owned<float> rstd({1, 2}, {0, 0});
   KernelContext ctx;
-  REQUIRE(portable::native_group_norm_out(ctx, x, TensorRef(w), std::nullopt, 1, 4, 2, 2, 1e-5, y, mean, rstd));
+  REQUIRE(portable::native_group_norm_out(ctx, x, TensorRef(w), TensorRef(b), 1, 4, 2, 2, 1e-5, y, mean, rstd));
   CHECK(mean.values == std::vector<float>{2.5f, 4.0f});
   const std::vector<double> first = normalized({1, 2, 3, 4}, 1e-5);
   CHECK(y.values[0] == static_cast<float>(first[0]));
-  CHECK(y.values[3] == static_cast<float>(first[3] * 2));
+  CHECK(y.values[3] == static_cast<float>(first[3]));
+  const std::vector<double> second = normalized({0, 0, 8, 8}, 1e-5);
+  CHECK(y.values[4] == static_cast<float>(second[0] * 2));      // channel 2: weight 2
+  CHECK(y.values[6] == static_cast<float>(second[2] * 2 + 10));  // channel 3: weight 2, bias 10
   CHECK(rstd.values[1] == static_cast<float>(1 / std::sqrt(16.0 + 1e-5)));
 }
 
