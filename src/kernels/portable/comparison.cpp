@@ -86,13 +86,17 @@ void compare_with_scalar(TensorRef self, Scalar other, TensorRef out) {
   }
 }
 
+// A bool out of self's shape, out = f(self) (comparisons with a Scalar, logical_not).
+bool check_elementwise_bool(KernelContext& ctx, const char* op, TensorRef self, TensorRef out) {
+  return detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
+         detail::check_comparable_dtype(ctx, op, "self", self) &&
+         check_bool_out(ctx, op, out, detail::shape_of(self), "the shape of self") &&
+         detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::ExactAllowed);
+}
+
 template <Relation R>
 bool compare_scalar(KernelContext& ctx, const char* op, TensorRef self, Scalar other, TensorRef out) {
-  const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
-                     detail::check_comparable_dtype(ctx, op, "self", self) &&
-                     check_bool_out(ctx, op, out, detail::shape_of(self), "the shape of self") &&
-                     detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::ExactAllowed);
-  if (!valid) return false;
+  if (!check_elementwise_bool(ctx, op, self, out)) return false;
   detail::dispatch_comparable(self.dtype(), [&](auto tag) {
     compare_with_scalar<R, typename decltype(tag)::type>(self, other, out);
   });
@@ -141,12 +145,7 @@ bool ge_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRe
 
 // logical_not is self == 0 (NaN is true, so not NaN is false).
 bool logical_not_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  const char* op = "aten::logical_not.out";
-  const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
-                     detail::check_comparable_dtype(ctx, op, "self", self) &&
-                     check_bool_out(ctx, op, out, detail::shape_of(self), "the shape of self") &&
-                     detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::ExactAllowed);
-  if (!valid) return false;
+  if (!check_elementwise_bool(ctx, "aten::logical_not.out", self, out)) return false;
   detail::dispatch_comparable(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const detail::ScalarTensor<T> zero(T(0));

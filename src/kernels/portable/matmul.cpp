@@ -46,25 +46,34 @@ void multiply(TensorRef a, TensorRef b, TensorRef out, detail::GemmBias bias = {
   detail::gemm(p);
 }
 
-// a @ b into out: float32 2-D operands whose inner sizes agree, out of the
-// product's shape and disjoint from both (it is written while they are read).
+// a @ b into out: float32 operands, 2-D ([n, k] @ [k, m]) or batched 3-D
+// ([B, n, k] @ [B, k, m]), whose inner sizes agree, out of the product's
+// shape and disjoint from both (it is written while they are read).
 bool check_product(KernelContext& ctx, const char* op, const char* a_name, TensorRef a, const char* b_name,
-                   TensorRef b, TensorRef out, Shape& shape) {
+                   TensorRef b, TensorRef out, Shape& shape, bool batched = false) {
+  const int64_t rank = batched ? 3 : 2;
   const bool operands_ok =
       detail::check_tensor(ctx, op, a_name, a) && detail::check_tensor(ctx, op, b_name, b) &&
       detail::check_tensor(ctx, op, "out", out) && detail::check_dtype(ctx, op, a_name, a, DType::Float32) &&
       detail::check_dtype(ctx, op, b_name, b, DType::Float32) &&
-      detail::check_dtype(ctx, op, "out", out, DType::Float32) && detail::check_rank(ctx, op, a_name, a, 2) &&
-      detail::check_rank(ctx, op, b_name, b, 2);
+      detail::check_dtype(ctx, op, "out", out, DType::Float32) && detail::check_rank(ctx, op, a_name, a, rank) &&
+      detail::check_rank(ctx, op, b_name, b, rank);
   if (!operands_ok) return false;
-  if (a.size(1) != b.size(0))
-    return detail::fail(ctx, op, "{} of shape {} and {} of shape {} cannot be multiplied: {}.size(1) = {} != {}.size(0) = {}",
-                        a_name, detail::shape_string(a), b_name, detail::shape_string(b), a_name, a.size(1), b_name,
-                        b.size(0));
-  shape.dim = 2;
-  shape.sizes[0] = a.size(0);
-  shape.sizes[1] = b.size(1);
-  return detail::check_out_shape(ctx, op, "out", out, shape, "rows of the first operand, columns of the second") &&
+  if (batched && a.size(0) != b.size(0))
+    return detail::fail(ctx, op, "{} of shape {} and {} of shape {} have different batch sizes", a_name,
+                        detail::shape_string(a), b_name, detail::shape_string(b));
+  const int64_t inner = rank - 1;
+  if (a.size(inner) != b.size(inner - 1))
+    return detail::fail(ctx, op, "{} of shape {} and {} of shape {} cannot be multiplied: {}.size({}) = {} != {}.size({}) = {}",
+                        a_name, detail::shape_string(a), b_name, detail::shape_string(b), a_name, inner,
+                        a.size(inner), b_name, inner - 1, b.size(inner - 1));
+  shape.dim = rank;
+  if (batched) shape.sizes[0] = a.size(0);
+  shape.sizes[rank - 2] = a.size(rank - 2);
+  shape.sizes[rank - 1] = b.size(rank - 1);
+  return detail::check_out_shape(ctx, op, "out", out, shape,
+                                 batched ? "batches, rows of the first operand, columns of the second"
+                                         : "rows of the first operand, columns of the second") &&
          detail::check_no_overlap(ctx, op, "out", out, a_name, a, Alias::Forbidden) &&
          detail::check_no_overlap(ctx, op, "out", out, b_name, b, Alias::Forbidden);
 }
@@ -79,29 +88,6 @@ detail::GemmBias addmm_bias(TensorRef self, TensorRef out, float beta) {
 }
 
 // ---- batched ----
-
-// a[b] @ b[b] into out[b]: float32 3-D operands of one batch size whose
-// inner sizes agree, out of the product's shape and disjoint from both.
-bool check_batched_product(KernelContext& ctx, const char* op, const char* a_name, TensorRef a, const char* b_name,
-                           TensorRef b, TensorRef out, Shape& shape) {
-  const bool operands_ok =
-      detail::check_tensor(ctx, op, a_name, a) && detail::check_tensor(ctx, op, b_name, b) &&
-      detail::check_tensor(ctx, op, "out", out) && detail::check_dtype(ctx, op, a_name, a, DType::Float32) &&
-      detail::check_dtype(ctx, op, b_name, b, DType::Float32) &&
-      detail::check_dtype(ctx, op, "out", out, DType::Float32) && detail::check_rank(ctx, op, a_name, a, 3) &&
-      detail::check_rank(ctx, op, b_name, b, 3);
-  if (!operands_ok) return false;
-  if (a.size(0) != b.size(0) || a.size(2) != b.size(1))
-    return detail::fail(ctx, op, "{} of shape {} and {} of shape {} cannot be multiplied batch by batch: expected [B, n, k] and [B, k, m]",
-                        a_name, detail::shape_string(a), b_name, detail::shape_string(b));
-  shape.dim = 3;
-  shape.sizes[0] = a.size(0);
-  shape.sizes[1] = a.size(1);
-  shape.sizes[2] = b.size(2);
-  return detail::check_out_shape(ctx, op, "out", out, shape, "[B, rows of the first operand, columns of the second]") &&
-         detail::check_no_overlap(ctx, op, "out", out, a_name, a, Alias::Forbidden) &&
-         detail::check_no_overlap(ctx, op, "out", out, b_name, b, Alias::Forbidden);
-}
 
 // out[i] = alpha * (a[i] @ b[i]) + beta * self[i] (self broadcast to out; none when beta is 0).
 void multiply_batches(TensorRef a, TensorRef b, TensorRef out, std::optional<TensorRef> self, float beta,
@@ -227,7 +213,7 @@ bool linear_out(KernelContext& ctx, TensorRef input, TensorRef weight, std::opti
 
 bool bmm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
   Shape shape;
-  if (!check_batched_product(ctx, kBmmOp, "self", self, "mat2", mat2, out, shape)) return false;
+  if (!check_product(ctx, kBmmOp, "self", self, "mat2", mat2, out, shape, true)) return false;
   multiply_batches(self, mat2, out, std::nullopt, 0.0f, 1.0f);
   return ctx.ok();
 }
@@ -238,7 +224,7 @@ bool baddbmm_out(KernelContext& ctx, TensorRef self, TensorRef batch1, TensorRef
   Shape shape;
   float beta_value = 0.0f;
   float alpha_value = 0.0f;
-  const bool valid = check_batched_product(ctx, op, "batch1", batch1, "batch2", batch2, out, shape) &&
+  const bool valid = check_product(ctx, op, "batch1", batch1, "batch2", batch2, out, shape, true) &&
                      detail::check_tensor(ctx, op, "self", self) &&
                      detail::check_dtype(ctx, op, "self", self, DType::Float32) &&
                      detail::check_broadcastable_to(ctx, op, "self", self, shape, "batch1 @ batch2") &&

@@ -236,6 +236,17 @@ void run_max(TensorRef self, int64_t dim, bool keepdim, TensorRef max, TensorRef
   });
 }
 
+// What mean and sum check alike once self's dtype and the computation
+// dtype are: the dims, out's shape, and out apart from self.
+bool check_reduced_out(KernelContext& ctx, const char* op, TensorRef self, std::optional<IntList> dim, bool keepdim,
+                       TensorRef out, Reduction& r) {
+  return resolve_dims(ctx, op, self, dim, r) &&
+         detail::check_out_shape(ctx, op, "out", out, reduced_shape(self, r, keepdim),
+                                 keepdim ? "self's shape with the reduced dimensions 1"
+                                         : "self's shape without the reduced dimensions") &&
+         detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
+}
+
 }  // namespace
 
 bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim,
@@ -244,11 +255,7 @@ bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bo
   Reduction r;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_arithmetic_dtype(ctx, op, "self", self) &&
-                     resolve_dtype(ctx, self, dtype, out) && resolve_dims(ctx, op, self, dim, r) &&
-                     detail::check_out_shape(ctx, op, "out", out, reduced_shape(self, r, keepdim),
-                                             keepdim ? "self's shape with the reduced dimensions 1"
-                                                     : "self's shape without the reduced dimensions") &&
-                     detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
+                     resolve_dtype(ctx, self, dtype, out) && check_reduced_out(ctx, op, self, dim, keepdim, out, r);
   if (!valid) return false;
   detail::dispatch_arithmetic(self.dtype(), [&](auto in_tag) {
     detail::dispatch_floating(out.dtype(), [&](auto out_tag) {
@@ -264,11 +271,7 @@ bool sum_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, boo
   Reduction r;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_comparable_dtype(ctx, op, "self", self) &&
-                     resolve_sum_dtype(ctx, self, dtype, out) && resolve_dims(ctx, op, self, dim, r) &&
-                     detail::check_out_shape(ctx, op, "out", out, reduced_shape(self, r, keepdim),
-                                             keepdim ? "self's shape with the reduced dimensions 1"
-                                                     : "self's shape without the reduced dimensions") &&
-                     detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
+                     resolve_sum_dtype(ctx, self, dtype, out) && check_reduced_out(ctx, op, self, dim, keepdim, out, r);
   if (!valid) return false;
   detail::dispatch_comparable(self.dtype(), [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;

@@ -16,14 +16,7 @@ using et_ops::test::failed_with;
 using et_ops::test::Owned;
 namespace portable = et_ops::kernels::portable;
 
-namespace {
-// A bool tensor: bytes, retyped.
-struct Mask : Owned<uint8_t> {
-  Mask(std::vector<int64_t> sizes, const std::vector<uint8_t>& values) : Owned<uint8_t>(std::move(sizes), values) {
-    retype(DType::Bool);
-  }
-};
-}  // namespace
+using Mask = et_ops::test::BoolTensor;
 
 TEST_CASE("comparisons of two tensors broadcast and give bools", "[portable][comparison]") {
   Owned<float> a({2, 3}, {1, 2, 3, 4, 5, std::nanf("")});

@@ -16,13 +16,7 @@ using et_ops::test::failed_with;
 using et_ops::test::Owned;
 namespace portable = et_ops::kernels::portable;
 
-namespace {
-struct Mask : Owned<uint8_t> {
-  Mask(std::vector<int64_t> sizes, const std::vector<uint8_t>& values) : Owned<uint8_t>(std::move(sizes), values) {
-    retype(DType::Bool);
-  }
-};
-}  // namespace
+using Mask = et_ops::test::BoolTensor;
 
 TEST_CASE("where picks self or other with all three broadcast", "[portable][select]") {
   Mask condition({2, 1}, {1, 0});
