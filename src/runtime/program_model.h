@@ -11,7 +11,10 @@
 
 namespace et_ops::runtime {
 
-enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, TensorList, None };
+enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, TensorList, OptionalTensorList, String, None };
+
+// An element of an optional_tensor_list that is None.
+inline constexpr uint32_t kNoTensor = UINT32_MAX;
 
 struct TensorModel {
   TensorSpec spec;
@@ -26,7 +29,8 @@ struct ValueModel {
   int64_t integer = 0;      // Int; Bool (0 or 1); ScalarType (et_ops_dtype number)
   double real = 0.0;        // Double
   std::vector<int64_t> list;  // IntList
-  std::vector<uint32_t> elements;  // TensorList: the value indices of its tensors
+  std::vector<uint32_t> elements;  // (Optional)TensorList: the value indices of its tensors; kNoTensor: None
+  std::string text;                // String
 };
 
 struct InstructionModel {
