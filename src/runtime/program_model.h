@@ -17,10 +17,12 @@ enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, TensorLis
 inline constexpr uint32_t kNoTensor = UINT32_MAX;
 
 struct TensorModel {
-  TensorSpec spec;
+  TensorSpec spec;  // a symbolic size holds its largest value (what memory is planned for)
   std::vector<int64_t> strides;  // elements, consistent with spec.dim_order
-  bool constant = false;
-  uint64_t data_offset = 0;  // from the start of the data segment (constants)
+  bool constant = false;  // read-only bytes in the file
+  bool state = false;     // bytes in the file copied into each run state (version 2)
+  uint64_t data_offset = 0;  // from the start of the data segment (constants and state)
+  std::vector<SymbolicInt> symbolic_sizes;  // one per dimension; empty when every size is static
 };
 
 struct ValueModel {
@@ -29,6 +31,9 @@ struct ValueModel {
   int64_t integer = 0;      // Int; Bool (0 or 1); ScalarType (et_ops_dtype number)
   double real = 0.0;        // Double
   std::vector<int64_t> list;  // IntList
+  // Int: one entry, IntList: one per element, when symbolic (version 2); the
+  // payload above then holds the value at the symbols' largest values.
+  std::vector<SymbolicInt> symbolic;
   std::vector<uint32_t> elements;  // (Optional)TensorList: the value indices of its tensors; kNoTensor: None
   std::string text;                // String
 };
@@ -39,6 +44,8 @@ struct InstructionModel {
 };
 
 struct ProgramModel {
+  uint32_t version = 1;
+  std::vector<Symbol> symbols;
   std::string name;
   std::string metadata_json = "{}";
   std::vector<ValueModel> values;
