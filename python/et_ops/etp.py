@@ -95,10 +95,16 @@ def _align(offset):
 
 
 class ProgramBuilder:
-    """Builds one program: values, instructions, inputs, outputs."""
+    """Builds one program: values, instructions, inputs, outputs.
 
-    def __init__(self, name):
+    Scalar values (ints, lists, doubles, ...) are shared: the same int is one
+    value. ``share_scalars=False`` gives every call its own value, so that two
+    programs built by the same calls have the same value indices.
+    """
+
+    def __init__(self, name, share_scalars=True):
         self.name = name
+        self._share_scalars = share_scalars
         self._values = []
         self._constants = []  # (value index, contiguous little-endian bytes)
         self._interned = {}  # scalar values are shared: (type, json text) -> index
@@ -114,6 +120,8 @@ class ProgramBuilder:
         return len(self._values) - 1
 
     def _interned_value(self, value):
+        if not self._share_scalars:
+            return self._add(value)
         key = (value["type"], json.dumps(value.get("value")))
         if key not in self._interned:
             self._interned[key] = self._add(value)
@@ -220,6 +228,22 @@ class ProgramBuilder:
     def value(self, index):
         """The header entry of value `index` (a copy)."""
         return dict(self._values[index])
+
+    @property
+    def value_count(self):
+        return len(self._values)
+
+    def constant_bytes(self, index):
+        """The bytes of constant or state tensor `index` (None for any other value)."""
+        return dict(self._constants).get(index)
+
+    @property
+    def inputs(self):
+        return list(self._inputs)
+
+    @property
+    def outputs(self):
+        return list(self._outputs)
 
     # ---- program structure ----
     def instruction(self, op, args):

@@ -7,6 +7,12 @@ From Python, with PyTorch's own quantization flow (FX graph mode):
     program = ex.export(reference, example_inputs)                # an ExportedProgram
     program.save("model.etp")
 
+A language model (forward(tokens int64 [1, T], input_pos int64 [T]) -> logits
+[1, T, vocab], its key/value cache in buffers that forward updates in place):
+
+    quantized = ex.quantize_weights(model, "8da4w")
+    ex.export_llm(quantized, max_seq_len=128).save("model.etp")
+
 From the command line, for a module that a factory function builds:
 
     python3 -m et_ops.export --module PKG.MOD:FACTORY --input-shape 1,3,224,224 \\
@@ -46,11 +52,12 @@ from torch.ao.quantization import get_default_qconfig_mapping
 from torch.ao.quantization.quantize_fx import convert_to_reference_fx, prepare_fx
 
 from . import cpu_independence, lowering, models
-from .lowering import UnsupportedError, UnsupportedNode, tracing
+from .etp import ProgramBuilder
+from .lowering import UnsupportedError, UnsupportedNode, dynamic_shapes, tracing
 from .lowering import xnnpack as xnnpack_backend
 from .weight_quantization import SCHEMES, quantize_weights
 
-__all__ = ["quantize", "quantize_weights", "SCHEMES", "export", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND",
+__all__ = ["quantize", "quantize_weights", "SCHEMES", "export", "export_llm", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND",
            "BACKENDS"]
 
 #: The kernel backends a program can be exported for: "reference" (the
@@ -149,6 +156,89 @@ def export(module, example_inputs, name=None, backend="reference"):
     if backend == xnnpack_backend.NAME:
         lowered.builder = xnnpack_backend.rewrite(lowered.builder)
     return ExportedProgram(lowered)
+
+
+# ---- language models ----
+
+#: The symbol of a language-model program's number of tokens per run.
+TOKENS_SYMBOL = "T"
+
+# Lengths the model is traced at: small, odd ones first, so that a length
+# rarely equals another size of the model (which could make PyTorch or the
+# lowering take another path at that length alone).
+_PREFERRED_LENGTHS = (7, 5, 11, 3, 13, 9, 17, 2, 19, 23)
+
+
+def _trace_lengths(max_seq_len):
+    """Candidate triples of lengths to trace at, in order of preference."""
+    lengths = [t for t in _PREFERRED_LENGTHS if t < max_seq_len]
+    lengths += [t for t in range(2, max_seq_len + 1) if t not in lengths]
+    return [lengths[i:i + 3] for i in range(min(3, len(lengths) - 2))]
+
+
+def _lowered_at(model, length, name):
+    tokens = torch.zeros((1, length), dtype=torch.int64)
+    positions = torch.arange(length, dtype=torch.int64)
+    builder = ProgramBuilder(name, share_scalars=False)
+    return lowering.lower(tracing.trace(model, (tokens, positions)), (tokens, positions), name, builder)
+
+
+def _check_interface(builder, max_seq_len):
+    """The vocabulary size; ValueError unless inputs and output are tokens [1, T], input_pos [T], logits [1, T, V]."""
+    t = {"sym": TOKENS_SYMBOL, "mul": 1, "add": 0}
+    sizes = [builder.value(i)["sizes"] for i in builder.inputs + builder.outputs[:1]]
+    dtypes = [builder.value(i)["dtype"] for i in builder.inputs + builder.outputs[:1]]
+    expected = "forward(tokens int64 [1, T], input_pos int64 [T]) returning logits float32 [1, T, vocab]"
+    if len(builder.inputs) != 2 or not builder.outputs or dtypes != ["int64", "int64", "float32"] \
+            or sizes[0] != [1, t] or sizes[1] != [t] or len(sizes[2]) != 3 or sizes[2][:2] != [1, t] \
+            or not isinstance(sizes[2][2], int):
+        raise ValueError(f"export_llm needs {expected} for every T from 1 to max_seq_len={max_seq_len}")
+    return sizes[2][2]
+
+
+def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32):
+    """Lowers a decoder-only language model to one program for every prompt length from 1 to `max_seq_len`.
+
+    `model.forward(tokens, input_pos)` takes token ids int64 [1, T] and
+    their positions int64 [T] and returns logits float32 [1, T, vocab]; its
+    key/value cache lives in buffers that forward updates in place
+    (``cache[:, :, input_pos] = k``, ``index_copy_``, ``copy_``) and that
+    hold `max_seq_len` positions. The program has bounded dynamic shapes:
+    the symbol T, from 1 to max_seq_len, is bound from the inputs at each
+    run, so one program runs a whole prompt at once (prefill) and one token
+    at a time (decode). The buffers become the program's state: their
+    values now are its initial values, each run state keeps its own copy
+    from run to run, and reset() restores them.
+
+    The model is traced at three lengths; sizes and int arguments that
+    change with T must be affine in it (a*T + b). `scheme` (one of SCHEMES)
+    quantizes the weights first with quantize_weights(model, scheme,
+    group_size); a model quantize_weights already returned is exported as
+    it is. The header's metadata holds ``vocab_size`` and ``max_seq_len``.
+    Raises UnsupportedError for nodes without a lowering and ValueError
+    when the model does not fit the interface or its shapes are not affine
+    in T.
+    """
+    if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or max_seq_len < 4:
+        raise ValueError(f"max_seq_len must be an int of at least 4, got {max_seq_len!r}")
+    if scheme is not None:
+        model = quantize_weights(model, scheme, group_size)
+    name = name or type(model).__name__
+    mismatches = []
+    for lengths in _trace_lengths(max_seq_len):
+        lowered = [_lowered_at(model, length, name) for length in lengths]
+        try:
+            builder = dynamic_shapes.merge([p.builder for p in lowered], lengths, TOKENS_SYMBOL, (1, max_seq_len))
+        except dynamic_shapes.ShapeMismatch as e:
+            mismatches.append(f"traced at T = {', '.join(map(str, lengths))}: {e}")
+            continue
+        vocab_size = _check_interface(builder, max_seq_len)
+        builder.metadata.update({"vocab_size": vocab_size, "max_seq_len": max_seq_len})
+        first = lowered[0]
+        return ExportedProgram(lowering.LoweredProgram(builder, first.activation_qparams, first.weight_qparams,
+                                                       first.output_qparams))
+    raise ValueError(f"cannot export {name} for every length from 1 to {max_seq_len}: its program changes with T "
+                     "in more than its sizes\n  " + "\n  ".join(mismatches))
 
 
 # ---- the command line ----

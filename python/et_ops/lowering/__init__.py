@@ -11,6 +11,9 @@
   a dequantization (table.NEVER_FOLDED): an integer weight is never turned
   back into floats at export time;
 - a node without users emits nothing (unless it writes its input);
+- a module buffer that an in-place operator writes is program state
+  (state.py): every read of it reads the state, and the write is an
+  instruction that writes the state in place;
 - every other node is lowered by its emitter from the table (table.py).
 
 Nodes without an emitter, or whose emitter refuses its arguments, are
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
-from . import tracing
+from . import state, tracing
 from .context import Lowering, Unsupported
 from .table import NEVER_FOLDED, display_name, emitter_for, is_in_place, markdown_table, register_lowering, \
     supported_operations
@@ -111,12 +114,19 @@ def _written_buffer(node):
 class _Walk:
     """One pass over the graph: node -> lowered value, and what could not be lowered."""
 
-    def __init__(self, graph_module, example_inputs, name):
+    def __init__(self, graph_module, example_inputs, name, builder=None):
         self.graph_module = graph_module
-        self.g = Lowering(name, graph_module, tracing.run(graph_module, example_inputs))
+        self.g = Lowering(name, graph_module, tracing.run(graph_module, example_inputs), builder)
         self.values = self.g.values
         self.problems = []
         self.position = {node: i for i, node in enumerate(graph_module.graph.nodes)}
+        # get_attr target -> the written buffer's get_attr node, and its state once made
+        self.written = {}
+        for node in graph_module.graph.nodes:
+            buffer = _written_buffer(node) if node.op == "call_function" else None
+            if buffer is not None:
+                self.written.setdefault(buffer.target, buffer)
+        self.states = {}
 
     def run(self):
         outputs = None
@@ -140,9 +150,32 @@ class _Walk:
             except Unsupported as e:
                 return self.problem(node, str(e))
         if node.op == "get_attr":
+            if node.target in self.written:
+                return self.state_of(node)
             value = self.g.example_value(node)
             return Constant(value) if isinstance(value, torch.Tensor) else value
         return self.lower_call(node)
+
+    def state_of(self, node):
+        """The state tensor of a written buffer (one per buffer, however many get_attr nodes read it)."""
+        if node.target not in self.states:
+            first = self.written[node.target]
+            initial = tracing.initial_value(first)
+            if initial is None:
+                initial = self.g.example_value(first)
+            self.states[node.target] = state.state_value(self.g, initial)
+        return self.states[node.target]
+
+    def write_state(self, node, buffer, args, kwargs):
+        name = tracing.buffer_name(buffer) or buffer.target
+        if any(isinstance(v, Unavailable) for v in _flatten((args, kwargs))):
+            return UNAVAILABLE
+        try:
+            return state.write(self.g, node, name, self.states[buffer.target], *args, **kwargs)
+        except Unsupported as e:
+            return self.problem(node, str(e))
+        except TypeError as e:
+            return self.problem(node, f"unsupported arguments ({e})")
 
     def lower_call(self, node):
         args = torch.fx.node.map_arg(node.args, self.values.__getitem__)
@@ -151,9 +184,7 @@ class _Walk:
         emitter = emitter_for(node)
         buffer = _written_buffer(node)
         if buffer is not None:
-            name = tracing.buffer_name(buffer) or buffer.target
-            return self.problem(node, f"writes the module's buffer '{name}' in place: programs with state are not "
-                                      "supported yet")
+            return self.write_state(node, buffer, args, kwargs)
         if any(isinstance(v, Unavailable) for v in inputs):
             return UNAVAILABLE if emitter is not None else self.problem(node, "no lowering for this operation")
         example = self.g.example_value(node)
@@ -230,12 +261,13 @@ def _output_qparams(output):
     return [_quantize_source(node) for node in _flatten(output)]
 
 
-def lower(graph_module, example_inputs, name):
+def lower(graph_module, example_inputs, name, builder=None):
     """Lowers `graph_module` run on `example_inputs` to a program named `name`.
 
+    `builder`: the etp.ProgramBuilder to fill (a new one when None).
     Raises UnsupportedError listing every node that cannot be lowered.
     """
-    walk = _Walk(graph_module, example_inputs, name)
+    walk = _Walk(graph_module, example_inputs, name, builder)
     outputs = walk.run()
     g = walk.g
     output_values = [walk.values[n] if isinstance(n, torch.fx.Node) else n for n in _flatten(outputs)]

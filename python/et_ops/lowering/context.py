@@ -31,8 +31,8 @@ class Unsupported(Exception):
 
 
 class Lowering:
-    def __init__(self, name, graph_module, node_values):
-        self.builder = ProgramBuilder(name)
+    def __init__(self, name, graph_module, node_values, builder=None):
+        self.builder = builder if builder is not None else ProgramBuilder(name)
         self.graph_module = graph_module
         self._node_values = node_values  # node -> its value on the example inputs
         self._constants = {}  # id(constant's torch tensor) -> (program value index, the tensor)

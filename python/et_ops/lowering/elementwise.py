@@ -116,6 +116,13 @@ def unary(operator):
     return emit
 
 
+def bitwise_not(g, node, input):
+    """``~mask`` of a bool tensor: logical_not (other dtypes have no kernel)."""
+    if dtype_of(input) != "bool":
+        g.unsupported(f"bitwise_not of {dtype_of(input)} (only bool tensors: logical_not)")
+    return _unary(g, node, LOGICAL_NOT, input)
+
+
 def hardtanh(g, node, input, min_val=-1.0, max_val=1.0):
     return _unary(g, node, HARDTANH, input, min_val, max_val)
 

@@ -70,6 +70,7 @@ ROWS = (
     Row(tuple(getattr(getattr(aten, name), overload) for name in E.COMPARISONS for overload in ("Tensor", "Scalar")),
         E.compare, tuple(op for ops in E.COMPARISONS.values() for op in ops)),
     Row((aten.logical_not.default,), E.unary(E.LOGICAL_NOT), (E.LOGICAL_NOT,)),
+    Row((aten.bitwise_not.default,), E.bitwise_not, (E.LOGICAL_NOT,)),
     Row((aten.where.self,), E.where, (E.WHERE,)),
     Row((aten.masked_fill.Scalar, aten.masked_fill.Tensor), E.masked_fill, (E.MASKED_FILL, E.WHERE)),
     Row((aten.rsqrt.default,), E.unary(E.RSQRT), (E.RSQRT,)),

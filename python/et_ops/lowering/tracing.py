@@ -13,8 +13,9 @@
   activations by it) and the module that node called, if any
   (``node.meta["source_module"]``: reports name weights by it). A get_attr
   node holding one of the module's buffers has its name
-  (``node.meta["buffer"]``): buffers that forward updates in place are the
-  program's state.
+  (``node.meta["buffer"]``) and its value before the module ran
+  (``node.meta["initial_value"]``): buffers that forward updates in place
+  are the program's state, starting from those values.
 - `run(graph_module, example_inputs)`: the value of every node on the
   example inputs. Shapes are static: an output's shape is what PyTorch
   computed for it, and a node that yields no tensor is a constant of the
@@ -37,6 +38,7 @@ SOURCE_LINE = "source_line"
 SOURCE_NODE = "source_node"
 SOURCE_MODULE = "source_module"
 BUFFER = "buffer"
+INITIAL_VALUE = "initial_value"
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _ET_OPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -195,6 +197,8 @@ def trace(module, example_inputs):
     if isinstance(module, torch.nn.Module):
         module.eval()
     provenance = _Provenance()
+    # Tracing runs the module: buffers it updates in place change. Their values before that are the state's.
+    initial = {id(b): b.detach().clone() for b in module.buffers()} if isinstance(module, torch.nn.Module) else {}
     if isinstance(module, torch.fx.GraphModule):
         def function(*args):
             return _NodeNaming(module, provenance).run(*args)
@@ -204,28 +208,36 @@ def trace(module, example_inputs):
         hooks = _module_paths(module, provenance) if isinstance(module, torch.nn.Module) else contextlib.nullcontext()
     with torch.no_grad(), hooks, _stamping_tracer(provenance):
         graph_module = proxy_tensor.make_fx(function, decompositions.TABLE)(*example_inputs)
-    _name_buffers(graph_module, module)
+    _name_buffers(graph_module, module, initial)
     # No dead code elimination: an in-place update of a buffer has no users but is kept
     # (the lowering skips unused nodes that write nothing).
     return graph_module
 
 
-def _name_buffers(graph_module, module):
+def _name_buffers(graph_module, module, initial):
     """Stamps each get_attr node that holds one of the module's buffers with the buffer's name (make_fx calls
-    them _tensor_constantN): the name a buffer updated in place (program state) is known by."""
+    them _tensor_constantN) and its value before tracing: the name and initial value of a buffer updated in
+    place (program state)."""
     if not isinstance(module, torch.nn.Module):
         return
     names = {id(buffer): name for name, buffer in module.named_buffers()}
     for node in graph_module.graph.nodes:
         if node.op == "get_attr":
-            name = names.get(id(getattr(graph_module, node.target, None)))
+            held = getattr(graph_module, node.target, None)
+            name = names.get(id(held))
             if name is not None:
                 node.meta[BUFFER] = name
+                node.meta[INITIAL_VALUE] = initial[id(held)]
 
 
 def buffer_name(node):
     """The module buffer a get_attr node holds ("layers.0.cache"), or None."""
     return node.meta.get(BUFFER)
+
+
+def initial_value(node):
+    """The value a get_attr node's buffer had before the module ran (its state's initial value), or None."""
+    return node.meta.get(INITIAL_VALUE)
 
 
 def module_path(node):
