@@ -82,7 +82,8 @@ def blocks(markdown):
 
 # The pages CI must follow: each must keep at least one run block.
 FOLLOWED = ["README.md", "docs/quickstart.md", "docs/consuming.md", "docs/python.md", "docs/embedding-python.md",
-            "docs/missing-operators.md", "docs/program-format.md", "docs/writing-kernels.md", "docs/exporting.md"]
+            "docs/missing-operators.md", "docs/program-format.md", "docs/writing-kernels.md", "docs/exporting.md",
+            "docs/language-models.md"]
 # Pages another CI script follows with this runner, and checks further:
 # the default run leaves them to it.
 FOLLOWED_ELSEWHERE = {"docs/wheel.md": "scripts/test-wheel.sh"}
