@@ -5,7 +5,7 @@
 1. Trains a SentencePiece tokenizer (512 pieces) on a text that ships with
    Debian, the GNU GPL version 3 in /usr/share/common-licenses: DIR/tokenizer.model.
 2. Trains the Llama-style model of model.py on that text for --steps steps
-   (300 by default: some seconds on a laptop's CPU; the weights start from
+   (300 by default: about half a minute of CPU time; the weights start from
    PyTorch's seeded initialisation), each a batch of 16 windows of 64 tokens
    from paragraphs that begin with the tokenizer's beginning-of-sequence id
    and end with its end-of-sequence id.
