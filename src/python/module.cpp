@@ -270,11 +270,14 @@ class NativeProgram {
       if (!py::isinstance<py::array>(inputs[i])) throw py::type_error("input " + std::to_string(i) + " is not an ndarray");
       auto a = py::reinterpret_borrow<py::array>(inputs[i]);
       const TensorSpec& spec = program_->input_spec(i);
-      const bool rank_ok = static_cast<std::size_t>(a.ndim()) == spec.sizes.size();
+      bool rank_ok = static_cast<std::size_t>(a.ndim()) == spec.sizes.size();
+      const std::vector<SizeBounds> bounds = program_->input_bounds(i);
+      for (std::size_t d = 0; rank_ok && d < bounds.size(); ++d)
+        rank_ok = a.shape(static_cast<py::ssize_t>(d)) >= bounds[d].min && a.shape(static_cast<py::ssize_t>(d)) <= bounds[d].max;
       const bool contiguous = (a.flags() & py::array::c_style) != 0;
       if (!same_element_type(a.dtype(), numpy_dtype(spec.dtype)) || !rank_ok || !contiguous)
         throw py::value_error("input " + std::to_string(i) + " does not match the program's input spec " +
-                              "(dtype, rank, C order)");
+                              "(dtype, shape within its bounds, C order)");
       arrays.push_back(a);
     }
     return arrays;

@@ -27,7 +27,7 @@ struct Guarded {
   Tensor tensor;
   Guarded(DType dtype, std::vector<int64_t> sizes, FuzzInput& in)
       : bytes(2 * kGuardBytes + numel_of(sizes) * dtype_size(dtype), kGuard),
-        tensor(dtype, std::move(sizes), bytes.data() + kGuardBytes) {
+        tensor(dtype, bytes.data() + kGuardBytes, std::move(sizes)) {
     for (std::size_t i = kGuardBytes; i < bytes.size() - kGuardBytes; ++i) bytes[i] = in.byte();
   }
   bool guards_intact() const {
