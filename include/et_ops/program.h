@@ -64,6 +64,9 @@ struct SymbolicInt {
   int64_t add = 0;
 };
 
+// "T", "2*T+1", "T-1", or the number.
+ET_OPS_API std::string symbolic_text(const SymbolicInt& value, const std::vector<Symbol>& symbols);
+
 // The sizes an input accepts in one dimension (min == max when it is static).
 struct SizeBounds {
   int64_t min = 0;

@@ -47,7 +47,7 @@ std::string size_bounds_text(const runtime::ValueModel& input, std::size_t d, co
   if (symbolic.empty() || symbolic[d].symbol < 0) return fmt::format("it must be {}", input.tensor.spec.sizes[d]);
   const SizeBounds bounds = runtime::bounds_of(symbolic[d], symbols);
   const Symbol& symbol = symbols[static_cast<std::size_t>(symbolic[d].symbol)];
-  return fmt::format("it must be {} with {} from {} to {} ({} to {})", runtime::symbolic_text(symbolic[d], symbols),
+  return fmt::format("it must be {} with {} from {} to {} ({} to {})", symbolic_text(symbolic[d], symbols),
                      symbol.name, symbol.min, symbol.max, bounds.min, bounds.max);
 }
 

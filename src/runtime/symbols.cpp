@@ -7,6 +7,19 @@
 
 #include "runtime/load_errors.h"
 
+namespace et_ops {
+
+std::string symbolic_text(const SymbolicInt& e, const std::vector<Symbol>& symbols) {
+  if (e.symbol < 0) return fmt::format("{}", e.add);
+  const std::string& name = symbols[static_cast<std::size_t>(e.symbol)].name;
+  std::string text = e.mul == 1 ? name : e.mul == -1 ? "-" + name : fmt::format("{}*{}", e.mul, name);
+  if (e.add > 0) text += fmt::format("+{}", e.add);
+  if (e.add < 0) text += fmt::format("{}", e.add);
+  return text;
+}
+
+}  // namespace et_ops
+
 namespace et_ops::runtime {
 namespace {
 
@@ -80,15 +93,6 @@ SizeBounds bounds_of(const SymbolicInt& e, const std::vector<Symbol>& symbols) {
   const Symbol& symbol = symbols[static_cast<std::size_t>(e.symbol)];
   const int64_t low = e.mul * symbol.min + e.add, high = e.mul * symbol.max + e.add;
   return {std::min(low, high), std::max(low, high)};
-}
-
-std::string symbolic_text(const SymbolicInt& e, const std::vector<Symbol>& symbols) {
-  if (e.symbol < 0) return fmt::format("{}", e.add);
-  const std::string& name = symbols[static_cast<std::size_t>(e.symbol)].name;
-  std::string text = e.mul == 1 ? name : e.mul == -1 ? "-" + name : fmt::format("{}*{}", e.mul, name);
-  if (e.add > 0) text += fmt::format("+{}", e.add);
-  if (e.add < 0) text += fmt::format("{}", e.add);
-  return text;
 }
 
 }  // namespace et_ops::runtime

@@ -35,9 +35,6 @@ inline int64_t evaluate(const SymbolicInt& e, const int64_t* symbol_values) {
 // The smallest and largest values over the symbol's bounds.
 SizeBounds bounds_of(const SymbolicInt& e, const std::vector<Symbol>& symbols);
 
-// "T", "2*T+1", "T-1", or the number.
-std::string symbolic_text(const SymbolicInt& e, const std::vector<Symbol>& symbols);
-
 }  // namespace et_ops::runtime
 
 #endif  // ET_OPS_SRC_RUNTIME_SYMBOLS_H
