@@ -31,5 +31,5 @@ PKG_CONFIG_PATH=$pkgconfig make -C "$demo/classify" --no-print-directory
 
 echo
 echo "== Train, quantize and export the digits model; classify the held-out digits every way"
-PYTHONPATH=examples:$build/src/python $python -m digits --output-dir "$demo" --et-ops "$build/tools/et-ops" \
+PYTHONPATH=examples:$build/src/python $python -m digits demo --output-dir "$demo" --et-ops "$build/tools/et-ops" \
   --classify "$demo/classify/classify"

@@ -7,8 +7,9 @@ CNN is trained on four fifths of them, quantized with PyTorch's own flow
 and the held-out fifth is classified by PyTorch (float and quantized), by
 `et-ops run --batch` and by a C++ application built against et_ops.
 
-    PYTHONPATH=<et_ops>/examples:<et_ops python package> /usr/bin/python3 -m digits \\
+    PYTHONPATH=<et_ops>/examples:<et_ops python package> /usr/bin/python3 -m digits demo \\
         --output-dir DIR --et-ops PATH/et-ops [--classify PATH/classify] [--epochs N]
 
-scripts/demo.sh runs it; docs/quickstart.md trains the same model.
+scripts/demo.sh runs it; docs/quickstart.md trains the same model with
+`python3 -m digits train`.
 """

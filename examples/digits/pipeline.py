@@ -75,11 +75,21 @@ def et_ops_rows(et_ops, classify, programs, images_path, output_dir, count):
     return rows
 
 
-def run(output_dir, et_ops, classify=None, epochs=model.EPOCHS, log=print):
-    """Runs the whole job into output_dir; returns the Results (the rows of the table and the files)."""
+@dataclass
+class Trained:
+    split: data.Split
+    float_model: torch.nn.Module
+    calibration: list  # batches of training images
+    programs: dict  # backend -> path
+    files: dict  # what was written: description -> path
+
+
+def train_and_export(output_dir, epochs=model.EPOCHS, log=print):
+    """Trains the model, exports both programs and writes the held-out digits into output_dir."""
     os.makedirs(output_dir, exist_ok=True)
     split = data.load_split()
-    log(f"digits: {len(split.train_labels)} training and {len(split.test_labels)} held-out images")
+    log(f"digits: {len(split.train_labels)} training and {len(split.test_labels)} held-out images; "
+        f"training {epochs} epoch(s)")
     float_model = model.train(split.train_images, split.train_labels, epochs)
     files = {"trained model (PyTorch state_dict)": os.path.join(output_dir, "digits_cnn.pt")}
     torch.save(float_model.state_dict(), files["trained model (PyTorch state_dict)"])
@@ -87,14 +97,25 @@ def run(output_dir, et_ops, classify=None, epochs=model.EPOCHS, log=print):
     programs = export_programs(float_model, calibration, output_dir)
     files["program, reference backend"] = programs["reference"]
     files["program, xnnpack backend"] = programs["xnnpack"]
-    images_path = files["held-out images, one batch (float32 [N, 1, 1, 8, 8])"] = \
-        os.path.join(output_dir, "test_images.npy")
+    files[f"one held-out image, a {split.test_labels[0]} (float32 [1, 1, 8, 8])"] = os.path.join(
+        output_dir, "test_image_0.npy")
+    np.save(os.path.join(output_dir, "test_image_0.npy"), split.test_images[:1])
+    files["held-out images, one batch (float32 [N, 1, 1, 8, 8])"] = os.path.join(output_dir, "test_images.npy")
+    runners.save_batch(os.path.join(output_dir, "test_images.npy"), split.test_images)
     files["held-out labels (int64 [N])"] = os.path.join(output_dir, "test_labels.npy")
-    runners.save_batch(images_path, split.test_images)
     np.save(files["held-out labels (int64 [N])"], split.test_labels)
-    log(f"trained {epochs} epoch(s) and exported both programs; classifying the held-out images")
-    rows = pytorch_rows(float_model, calibration, split.test_images)
-    rows += et_ops_rows(et_ops, classify, programs, images_path, output_dir, len(split.test_labels))
+    return Trained(split, float_model, calibration, programs, files)
+
+
+def run(output_dir, et_ops, classify=None, epochs=model.EPOCHS, log=print):
+    """The whole job into output_dir: train_and_export, then the held-out digits classified every way and a
+    chart. Returns the Results (the rows of the table and the files)."""
+    trained = train_and_export(output_dir, epochs, log)
+    split, files = trained.split, trained.files
+    log("classifying the held-out digits with PyTorch, et-ops run" + (" and the C++ application" if classify else ""))
+    rows = pytorch_rows(trained.float_model, trained.calibration, split.test_images)
+    rows += et_ops_rows(et_ops, classify, trained.programs, os.path.join(output_dir, "test_images.npy"), output_dir,
+                        len(split.test_labels))
     results = Results(rows, split.test_labels, files)
     shown = results.row("et_ops xnnpack, 1 thread")
     files["chart"] = report.draw_chart(os.path.join(output_dir, "digits.png"), split.test_images,
