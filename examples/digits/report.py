@@ -6,15 +6,20 @@ import platform
 from . import data
 
 
-def machine():
-    """"<CPU model> (<N> cores)", for saying where the numbers were measured."""
-    model = platform.processor() or platform.machine()
+def _cpuinfo(field):
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+            return next(line.split(":", 1)[1].strip() for line in f if line.split(":", 1)[0].strip() == field)
     except (OSError, StopIteration):
-        pass
-    return f"{model} ({os.cpu_count()} cores)"
+        return ""
+
+
+def machine():
+    """"<CPU model> (<N> cores, <widest SIMD>)", for saying where the numbers were measured."""
+    flags = set(_cpuinfo("flags").split())
+    simd = ("AVX-512 with VNNI" if {"avx512f", "avx512_vnni"} <= flags else "AVX-512" if "avx512f" in flags
+            else "AVX2" if "avx2" in flags else "no AVX2")
+    return f"{_cpuinfo('model name') or platform.machine()} ({os.cpu_count()} cores, {simd})"
 
 
 def table(rows, test_labels, baseline):
