@@ -33,9 +33,15 @@ class Results:
         return report.table(self.rows, self.test_labels, self.row(PYTORCH_QUANTIZED).name)
 
 
+def example_inputs():
+    """What the program takes: one image."""
+    return (torch.zeros(1, *data.IMAGE_SHAPE),)
+
+
 def export_programs(float_model, calibration, output_dir):
-    """PyTorch's reference quantized model, and the program of each backend written into output_dir."""
-    example = (torch.zeros(1, *data.IMAGE_SHAPE),)
+    """Quantizes the model (et_ops.export.quantize, calibrated on `calibration`) and writes its program for each
+    backend into output_dir; returns backend -> path."""
+    example = example_inputs()
     reference = ex.quantize(float_model, example, calibration)
     programs = {}
     for backend, file in (("reference", "digits.etp"), ("xnnpack", "digits_xnnpack.etp")):
@@ -47,10 +53,9 @@ def export_programs(float_model, calibration, output_dir):
 def pytorch_rows(float_model, calibration, images):
     """PyTorch float, and PyTorch's quantized model on the fastest of its engines here."""
     rows = [Row("PyTorch float", *pytorch.classify(float_model, images))]
-    example = (torch.zeros(1, *data.IMAGE_SHAPE),)
     quantized = [Row(f"{PYTORCH_QUANTIZED} ({engine})",
-                     *pytorch.classify(pytorch.quantized_model(float_model, example, calibration, engine), images,
-                                       engine))
+                     *pytorch.classify(pytorch.quantized_model(float_model, example_inputs(), calibration, engine),
+                                       images, engine))
                  for engine in pytorch.ENGINES]
     return rows + [min(quantized, key=lambda row: row.seconds)]
 

@@ -13,7 +13,10 @@ _MEDIAN = re.compile(r"median ([0-9.]+) (us|ms) per (?:input|image)")
 
 
 def _run(command):
-    result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
+    try:
+        result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
+    except OSError as e:
+        raise RuntimeError(f"cannot run {command[0]}: {e}") from None
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, command))} failed (exit {result.returncode}):\n{result.stderr}")
     return result.stdout
