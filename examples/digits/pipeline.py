@@ -29,6 +29,23 @@ class Results:
     def row(self, prefix):
         return next(r for r in self.rows if r.name.startswith(prefix))
 
+    def failures(self, min_accuracy, max_differences):
+        """What falls short: an et_ops row below `min_accuracy` on the held-out digits, or with more than
+        `max_differences` labels unlike PyTorch's quantized model's."""
+        quantized = self.row(PYTORCH_QUANTIZED)
+        found = []
+        for row in self.rows:
+            if not row.name.startswith("et_ops"):
+                continue
+            accuracy = float(np.mean(row.labels == self.test_labels))
+            differences = int(np.sum(row.labels != quantized.labels))
+            if accuracy < min_accuracy:
+                found.append(f"{row.name}: {100 * accuracy:.1f} % of the held-out digits, below "
+                             f"{100 * min_accuracy:.0f} %")
+            if differences > max_differences:
+                found.append(f"{row.name}: {differences} labels unlike {quantized.name}'s, more than {max_differences}")
+        return found
+
     def table(self):
         return report.table(self.rows, self.test_labels, self.row(PYTORCH_QUANTIZED).name)
 

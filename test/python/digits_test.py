@@ -60,6 +60,15 @@ class PipelineTest(unittest.TestCase):
             if row.name.startswith("et_ops"):
                 differences = int(np.sum(row.labels != quantized.labels))
                 self.assertLessEqual(differences, MAX_DIFFERENCES, f"{row.name} vs {quantized.name}")
+        self.assertEqual(self.results.failures(MIN_ACCURACY, MAX_DIFFERENCES), [])
+
+    def test_failures_name_the_row(self):
+        wrong = pipeline.Results([pipeline.Row(row.name, (row.labels + 1) % 10 if row.name.startswith("et_ops reference")
+                                               else row.labels, row.seconds) for row in self.results.rows],
+                                 self.results.test_labels)
+        failures = wrong.failures(MIN_ACCURACY, MAX_DIFFERENCES)
+        self.assertEqual(len(failures), 4, failures)  # two reference rows, accuracy and differences each
+        self.assertTrue(all(f.startswith("et_ops reference, 1 thread") for f in failures), failures)
 
     def test_files(self):
         for what, path in self.results.files.items():
