@@ -48,8 +48,9 @@ from torch.ao.quantization.quantize_fx import convert_to_reference_fx, prepare_f
 from . import cpu_independence, lowering, models
 from .lowering import UnsupportedError, UnsupportedNode, tracing
 from .lowering import xnnpack as xnnpack_backend
+from .weight_quantization import SCHEMES, quantize_weights
 
-__all__ = ["quantize", "export", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND",
+__all__ = ["quantize", "quantize_weights", "SCHEMES", "export", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND",
            "BACKENDS"]
 
 #: The kernel backends a program can be exported for: "reference" (the
@@ -87,10 +88,7 @@ def quantize(model, example_inputs, calibration, qconfig_mapping=None):
     if batches == 0:
         raise ValueError("calibration holds no batches: the observers need at least one")
     reference = convert_to_reference_fx(prepared)
-    try:  # where each node came from, for error messages (PyTorch 1.13 does not record it)
-        tracing.copy_module_paths(tracing.trace(model), reference)
-    except Exception:  # noqa: BLE001 - prepare_fx traced it; our own trace is only for messages
-        pass
+    tracing.annotate(reference, model)
     return reference
 
 
@@ -145,7 +143,7 @@ def export(module, example_inputs, name=None, backend="reference"):
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     example_inputs = _as_tuple(example_inputs)
-    graph_module = module if isinstance(module, torch.fx.GraphModule) else tracing.trace(module)
+    graph_module = tracing.trace(module, example_inputs)
     name = name or type(module).__name__
     lowered = lowering.lower(graph_module, example_inputs, name)
     if backend == xnnpack_backend.NAME:

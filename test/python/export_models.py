@@ -119,7 +119,7 @@ class Unsupported(nn.Module):
 
 class Inner(nn.Module):
     def forward(self, x):
-        return F.gelu(x) + 1
+        return torch.erfinv(x.clamp(-0.5, 0.5)) + 1
 
 
 MODELS = {"Residual": Residual, "Branches": Branches, "Activations": Activations, "ChannelShuffle": ChannelShuffle}

@@ -1,18 +1,21 @@
-"""Lowering a torch.fx GraphModule to an et_ops program.
+"""Lowering an aten-level graph (tracing.trace) to an et_ops program.
 
 `lower(graph_module, example_inputs, name)` walks the graph once, in order:
 
 - placeholders become the program's inputs (static shapes: the example
   inputs' shapes); ``get_attr`` nodes are constants (`values.Constant`);
-- a node whose result holds no tensor (``x.size(0)``, shape arithmetic) is
-  a Python constant of the program: its value on the example inputs;
-- a node whose inputs are all constants is folded to its example value,
-  except that a quantized constant (an int8 weight) is never turned back
-  into floats at export time: its dequantize is emitted;
+- a node whose result holds no tensor is a Python constant of the
+  program: its value on the example inputs;
+- a node whose inputs are all constants is folded to its example value
+  (full, arange, triu, rotary tables, weight_norm of parameters), except
+  a dequantization (table.NEVER_FOLDED): an integer weight is never turned
+  back into floats at export time;
+- a node without users emits nothing (unless it writes its input);
 - every other node is lowered by its emitter from the table (table.py).
 
 Nodes without an emitter, or whose emitter refuses its arguments, are
-collected and reported together in one `UnsupportedError`.
+collected and reported together in one `UnsupportedError`, each with its
+aten operator and the Python source line it came from.
 """
 
 from dataclasses import dataclass
@@ -22,27 +25,29 @@ import torch.fx
 
 from . import tracing
 from .context import Lowering, Unsupported
-from .table import (IN_PLACE_FUNCTIONS, Method, display_name, emitter_for, markdown_table, register_lowering,
-                    supported_operations)
-from .values import UNAVAILABLE, Constant, TensorValue, Unavailable
+from .table import NEVER_FOLDED, display_name, emitter_for, is_in_place, markdown_table, register_lowering, \
+    supported_operations
+from .values import UNAVAILABLE, Constant, Deferred, TensorValue, Unavailable
 
 __all__ = ["UnsupportedError", "UnsupportedNode", "lower", "supported_operations", "markdown_table", "register_lowering",
-           "Method", "LoweredProgram"]
+           "LoweredProgram"]
 
 
 @dataclass(frozen=True)
 class UnsupportedNode:
     """One node that could not be lowered."""
 
-    op: str  # call_function, call_method, call_module, ...
-    target: str  # what it calls, e.g. "torch.nn.functional.gelu", "Tensor.unfold", "torch.nn.LSTM"
-    module_path: str  # the module it came from ("" for the top-level module)
-    node: str  # the FX node's name
+    op: str  # call_function, placeholder, output
+    target: str  # the aten operator, e.g. "aten::cumsum"
+    module_path: str  # the module whose forward made the call ("" for the top-level module)
+    node: str  # the graph node's name
     reason: str
+    source_line: str = ""  # "file:line (in function)" of the Python code that made the call
 
     def __str__(self):
         where = f"in module '{self.module_path}'" if self.module_path else "in the top-level module"
-        return f"{self.op} {self.target} (node '{self.node}', {where}): {self.reason}"
+        at = f", at {self.source_line}" if self.source_line else ""
+        return f"{self.target} (node '{self.node}', {where}{at}): {self.reason}"
 
 
 class UnsupportedError(Exception):
@@ -80,30 +85,27 @@ def _holds_tensor(value):
     return any(isinstance(v, torch.Tensor) for v in _flatten(value))
 
 
-def _target_name(node, modules):
-    if node.op == "call_module":
-        return display_name(type(modules[node.target]))
-    return display_name(node.target)
+def _is_runtime(value):
+    return isinstance(value, (TensorValue, Deferred))
 
 
-# Queries whose results describe a tensor's shape, not its values.
-_SHAPE_QUERIES = frozenset({"size", "dim", "numel", "ndimension"})
+def _viewed_base(node):
+    """The node whose memory `node` views (through slice, select, view, ...), or `node` itself."""
+    while node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and node.args:
+        returns = node.target._schema.returns
+        alias = returns[0].alias_info if len(returns) == 1 else None
+        if alias is None or alias.is_write or not isinstance(node.args[0], torch.fx.Node):
+            break
+        node = node.args[0]
+    return node
 
 
-def _is_shape_query(node):
-    if node.op == "call_method":
-        return node.target in _SHAPE_QUERIES
-    return node.op == "call_function" and node.target is getattr and node.args[1] in ("shape", "ndim", "dtype")
-
-
-def _is_in_place(node, modules):
-    if node.op == "call_function":
-        return node.target in IN_PLACE_FUNCTIONS or bool(node.kwargs.get("inplace", False))
-    if node.op == "call_method":
-        return node.target.endswith("_") and not node.target.startswith("__")
-    if node.op == "call_module":
-        return bool(getattr(modules[node.target], "inplace", False))
-    return False
+def _written_buffer(node):
+    """The get_attr node of the module buffer an in-place operator writes (program state), or None."""
+    if not is_in_place(node.target) or not node.args or not isinstance(node.args[0], torch.fx.Node):
+        return None
+    base = _viewed_base(node.args[0])
+    return base if base.op == "get_attr" else None
 
 
 class _Walk:
@@ -111,9 +113,8 @@ class _Walk:
 
     def __init__(self, graph_module, example_inputs, name):
         self.graph_module = graph_module
-        self.modules = dict(graph_module.named_modules())
         self.g = Lowering(name, graph_module, tracing.run(graph_module, example_inputs))
-        self.values = {}
+        self.values = self.g.values
         self.problems = []
         self.position = {node: i for i, node in enumerate(graph_module.graph.nodes)}
 
@@ -127,8 +128,9 @@ class _Walk:
         return outputs
 
     def problem(self, node, reason):
-        self.problems.append(UnsupportedNode(node.op, _target_name(node, self.modules) if node.op.startswith("call")
-                                             else str(node.target), tracing.module_path(node), node.name, reason))
+        target = display_name(node.target) if node.op == "call_function" else str(node.target)
+        self.problems.append(UnsupportedNode(node.op, target, tracing.module_path(node), node.name, reason,
+                                             tracing.source_line(node)))
         return UNAVAILABLE
 
     def lower(self, node):
@@ -146,22 +148,28 @@ class _Walk:
         args = torch.fx.node.map_arg(node.args, self.values.__getitem__)
         kwargs = torch.fx.node.map_arg(node.kwargs, self.values.__getitem__)
         inputs = list(_flatten((args, kwargs)))
-        emitter = emitter_for(node, self.modules)
+        emitter = emitter_for(node)
+        buffer = _written_buffer(node)
+        if buffer is not None:
+            name = tracing.buffer_name(buffer) or buffer.target
+            return self.problem(node, f"writes the module's buffer '{name}' in place: programs with state are not "
+                                      "supported yet")
         if any(isinstance(v, Unavailable) for v in inputs):
             return UNAVAILABLE if emitter is not None else self.problem(node, "no lowering for this operation")
         example = self.g.example_value(node)
-        runtime_inputs = any(isinstance(v, TensorValue) for v in inputs)
+        runtime_inputs = any(_is_runtime(v) for v in inputs)
         if not _holds_tensor(example):
-            if runtime_inputs and not _is_shape_query(node):
+            if runtime_inputs:
                 return self.problem(node, "its result depends on the values of tensors, which a program cannot "
                                           "know at export time")
             return example
-        quantized_constant = any(isinstance(v, Constant) and v.is_quantized for v in inputs)
-        if not runtime_inputs and not quantized_constant:
+        if not runtime_inputs and node.target not in NEVER_FOLDED:
             return self.fold(example)
+        if not node.users and not is_in_place(node.target):
+            return UNAVAILABLE
         if emitter is None:
             return self.problem(node, "no lowering for this operation")
-        if _is_in_place(node, self.modules) and self.read_later(node):
+        if is_in_place(node.target) and self.read_later(node):
             return self.problem(node, "an in-place operation whose input is read again afterwards")
         return self.call(emitter, node, args, kwargs)
 
@@ -178,8 +186,6 @@ class _Walk:
 
     def call(self, emitter, node, args, kwargs):
         try:
-            if node.op == "call_module":
-                return emitter(self.g, node, self.modules[node.target], *args, **kwargs)
             return emitter(self.g, node, *args, **kwargs)
         except Unsupported as e:
             return self.problem(node, str(e))
@@ -187,43 +193,41 @@ class _Walk:
             return self.problem(node, f"unsupported arguments ({e})")
 
 
-# Operations whose output values are some of their first input's values,
+# Operators whose output values are some of their first input's values,
 # rearranged: an output computed by them stays on its source's quantization
 # grid, so it is measured in that source's steps.
-_VALUE_PRESERVING = {"view", "reshape", "flatten", "permute", "transpose", "contiguous", "squeeze", "unsqueeze",
-                     "chunk", "split", "max_pool2d", "adaptive_max_pool2d", "dropout", "identity",
-                     "getitem", "cat", "concat"}
+_VALUE_PRESERVING = {"view", "_reshape_alias", "_unsafe_view", "reshape", "flatten", "permute", "transpose", "t",
+                     "clone", "squeeze", "unsqueeze", "split", "split_with_sizes", "unbind", "slice", "select",
+                     "max_pool2d_with_indices", "getitem", "cat", "expand", "alias", "detach"}
 
 
 def _short_target(node):
-    """A call's method or function name: "view", "cat", "getitem"."""
+    """An operator's name without namespace and overload: "view", "cat", "getitem"."""
     target = node.target
-    return target if isinstance(target, str) else getattr(target, "__name__", "")
+    if isinstance(target, torch._ops.OpOverload):
+        return target.overloadpacket.__name__
+    return getattr(target, "__name__", "")
 
 
-def _quantize_source(graph_module, node):
+def _quantize_source(node):
     """The name of the quantize node whose grid `node`'s values lie on, or None."""
-    if not isinstance(node, torch.fx.Node):
+    if not isinstance(node, torch.fx.Node) or node.op != "call_function":
         return None
-    if node.op == "call_method" and node.target == "dequantize":
-        return node.args[0].name if isinstance(node.args[0], torch.fx.Node) else None
-    if node.op == "call_module":
-        module = graph_module.get_submodule(node.target)
-        name = type(module).__name__.lower()
-        preserving = name in {"flatten", "maxpool2d", "adaptivemaxpool2d", "dropout", "identity"}
-        return _quantize_source(graph_module, node.args[0]) if preserving and node.args else None
-    if node.op in ("call_function", "call_method") and _short_target(node) in _VALUE_PRESERVING and node.args:
+    if node.target is torch.ops.aten.dequantize.self:
+        source = node.args[0]
+        return tracing.source_node(source) if isinstance(source, torch.fx.Node) else None
+    if _short_target(node) in _VALUE_PRESERVING and node.args:
         first = node.args[0]
         if isinstance(first, (list, tuple)):  # cat: every part on one grid
-            sources = {_quantize_source(graph_module, part) for part in first}
+            sources = {_quantize_source(part) for part in first}
             return sources.pop() if len(sources) == 1 else None
-        return _quantize_source(graph_module, first)
+        return _quantize_source(first)
     return None
 
 
-def _output_qparams(graph_module, output):
+def _output_qparams(output):
     """For each output node: the quantize node whose grid its values lie on, or None."""
-    return [_quantize_source(graph_module, node) for node in _flatten(output)]
+    return [_quantize_source(node) for node in _flatten(output)]
 
 
 def lower(graph_module, example_inputs, name):
@@ -236,13 +240,13 @@ def lower(graph_module, example_inputs, name):
     g = walk.g
     output_values = [walk.values[n] if isinstance(n, torch.fx.Node) else n for n in _flatten(outputs)]
     for value in output_values:
-        if not isinstance(value, (TensorValue, Constant, Unavailable)):
+        if not isinstance(value, (TensorValue, Constant, Deferred, Unavailable)):
             walk.problems.append(UnsupportedNode("output", "output", "", "output",
                                                  f"outputs must be tensors, got {type(value).__name__}"))
     if walk.problems:
         raise UnsupportedError(name, walk.problems)
     for value in output_values:
         g.builder.output(g.tensor(value))
-    sources = _output_qparams(graph_module, outputs)
+    sources = _output_qparams(outputs)
     return LoweredProgram(g.builder, g.activation_qparams, g.weight_qparams,
                           [g.activation_qparams.get(s) if s else None for s in sources])

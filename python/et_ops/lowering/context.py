@@ -9,7 +9,10 @@ lowered values (values.py), and calls:
 - `tensor(value)`: the program value of a tensor argument (a `Constant`
   becomes a program constant here, once);
 - `integer`, `double`, `boolean`, `scalar`, `int_list`, `tensor_list`,
-  `scalar_type`, `none`: the program values of other arguments;
+  `optional_tensor_list`, `string`, `scalar_type`, `none`: the program
+  values of other arguments;
+- `value_of(fx_node)`: the lowered value of another node (to look through
+  a transposition, say);
 - `emit(operator, args)`: one instruction, arguments in schema order;
 - `unsupported(reason)`: gives up on this node with a reason.
 """
@@ -20,7 +23,7 @@ import numpy as np
 import torch
 
 from ..etp import ProgramBuilder
-from .values import Constant, TensorValue, etp_dtype, qparams_of
+from .values import Constant, Deferred, TensorValue, etp_dtype, qparams_of
 
 
 class Unsupported(Exception):
@@ -32,7 +35,9 @@ class Lowering:
         self.builder = ProgramBuilder(name)
         self.graph_module = graph_module
         self._node_values = node_values  # node -> its value on the example inputs
-        self._constants = {}  # id(Constant) -> program value index
+        self._constants = {}  # id(constant's torch tensor) -> (program value index, the tensor)
+        self._deferred = {}  # id(Deferred) -> its program value index, once emitted
+        self.values = {}  # fx node -> lowered value (filled by the walk)
         self.activation_qparams = {}  # quantize node name -> qparams (the quantization report)
         self.weight_qparams = {}  # module path -> qparams
 
@@ -58,6 +63,10 @@ class Lowering:
             raise Unsupported(f"expected a tensor result, got {type(value).__name__}")
         return self.intermediate(etp_dtype(value.dtype), value.shape, qparams)
 
+    def outputs(self, node):
+        """One new intermediate per tensor of the node's tuple of results."""
+        return tuple(self.intermediate(etp_dtype(v.dtype), v.shape) for v in self.example_value(node))
+
     def intermediate(self, dtype, shape, qparams=None):
         shape = tuple(int(s) for s in shape)
         return TensorValue(self.builder.tensor(dtype, shape), dtype, shape, qparams)
@@ -66,15 +75,20 @@ class Lowering:
         """The program value index of a tensor argument."""
         if isinstance(value, TensorValue):
             return value.index
+        if isinstance(value, Deferred):
+            if id(value) not in self._deferred:
+                self._deferred[id(value)] = self.tensor(value.emit(self))
+            return self._deferred[id(value)]
         if isinstance(value, Constant):
             if value.is_quantized:
                 raise Unsupported("a quantized constant can only be dequantized")
-            if id(value) not in self._constants:
+            if id(value.tensor) not in self._constants:
                 array = value.tensor.detach().contiguous()
                 dtype = etp_dtype(array.dtype)
                 data = array.view(torch.int16).numpy() if dtype == "bfloat16" else array.numpy()
-                self._constants[id(value)] = self.builder.constant(data, dtype)
-            return self._constants[id(value)]
+                # The tensor is kept alive with its index: its id is not reused for another one.
+                self._constants[id(value.tensor)] = (self.builder.constant(data, dtype), value.tensor)
+            return self._constants[id(value.tensor)][0]
         raise Unsupported(f"expected a tensor argument, got {type(value).__name__}")
 
     def quantized_constant(self, quantized):
@@ -121,6 +135,19 @@ class Lowering:
 
     def tensor_list(self, values):
         return self.builder.tensor_list([self.tensor(v) for v in values])
+
+    def optional_tensor_list(self, values):
+        """A `Tensor?[]` argument (index.Tensor's indices): tensors and Nones."""
+        return self.builder.optional_tensor_list([None if v is None else self.tensor(v) for v in values])
+
+    def string(self, value):
+        if not isinstance(value, str):
+            raise Unsupported(f"expected a string, got {value!r}")
+        return self.builder.string(value)
+
+    def value_of(self, fx_node):
+        """The lowered value of `fx_node` (a node lowered before the current one), or None."""
+        return self.values.get(fx_node)
 
     def scalar_type(self, dtype):
         return self.builder.scalar_type(etp_dtype(dtype) if isinstance(dtype, torch.dtype) else dtype)

@@ -1,15 +1,18 @@
-"""Elementwise arithmetic and activations.
+"""Elementwise arithmetic, comparisons and activations (aten operators).
 
-Every form of a call lowers alike: ``torch.add(x, y)``, ``x + y``
-(operator.add), ``x.add(y)``; a module (nn.ReLU) like its function. A
-Python number on either side of add or mul becomes the operator's Scalar
-overload; in-place forms are lowered out of place (lowering/__init__.py
-refuses them when the overwritten input is read again later).
+Every form of a call in Python (``torch.add(x, y)``, ``x + y``, ``x.add(y)``,
+nn.ReLU) reaches the lowering as the same aten operator. A Python number
+operand becomes the operator's Scalar overload; in-place forms (``relu_``)
+are lowered out of place (lowering/__init__.py refuses them when the
+overwritten input is read again later).
 """
 
+import math
 import numbers
 
-from .values import is_tensor
+import torch
+
+from .values import Constant, dtype_of, is_tensor
 
 ADD, ADD_SCALAR = "aten::add.out", "aten::add.Scalar_out"
 SUB, SUB_SCALAR = "aten::sub.out", "aten::sub.Scalar_out"
@@ -24,6 +27,21 @@ HARDSWISH = "aten::hardswish.out"
 HARDSIGMOID = "aten::hardsigmoid.out"
 LEAKY_RELU = "aten::leaky_relu.out"
 SOFTMAX = "aten::_softmax.out"
+LOG_SOFTMAX = "aten::_log_softmax.out"
+GELU = "aten::gelu.out"
+SILU = "aten::silu.out"
+RSQRT = "aten::rsqrt.out"
+SQRT = "aten::sqrt.out"
+EXP = "aten::exp.out"
+NEG = "aten::neg.out"
+POW_SCALAR = "aten::pow.Tensor_Scalar_out"
+POW = "aten::pow.Tensor_Tensor_out"
+LOGICAL_NOT = "aten::logical_not.out"
+WHERE = "aten::where.self_out"
+MASKED_FILL = "aten::masked_fill.Scalar_out"
+COPY = "aten::copy.out"
+COMPARISONS = {name: (f"aten::{name}.Tensor_out", f"aten::{name}.Scalar_out")
+               for name in ("eq", "ne", "lt", "le", "gt", "ge")}
 
 
 def _binary(g, node, tensor_op, scalar_op, a, b, alpha=None, commutative=False):
@@ -40,32 +58,48 @@ def _binary(g, node, tensor_op, scalar_op, a, b, alpha=None, commutative=False):
     return out
 
 
-def add(g, node, input, other, *, alpha=1, out=None):
-    """torch.add, operator.add, Tensor.add, operator.iadd, Tensor.add_."""
-    if out is not None:
-        g.unsupported("out= is not supported")
+def _number(value):
+    """A 0-dim constant as a Python number (aten passes `x + 1.0` some ways as a tensor)."""
+    if isinstance(value, Constant) and value.tensor.dim() == 0:
+        return value.tensor.item()
+    return value
+
+
+def add(g, node, input, other, *, alpha=1):
+    """aten::add.Tensor / add.Scalar."""
     return _binary(g, node, ADD, ADD_SCALAR, input, other, alpha=alpha, commutative=alpha == 1)
 
 
-def sub(g, node, input, other, *, alpha=1, out=None):
-    """torch.sub, operator.sub, Tensor.sub."""
-    if out is not None:
-        g.unsupported("out= is not supported")
+def sub(g, node, input, other, *, alpha=1):
+    """aten::sub.Tensor / sub.Scalar."""
     return _binary(g, node, SUB, SUB_SCALAR, input, other, alpha=alpha)
 
 
-def mul(g, node, input, other, *, out=None):
-    """torch.mul, operator.mul, Tensor.mul."""
-    if out is not None:
-        g.unsupported("out= is not supported")
+def rsub(g, node, input, other, alpha=1):
+    """aten::rsub: other - alpha * input, as (-input) + other (one rounding, as PyTorch's)."""
+    if alpha != 1:
+        g.unsupported("rsub with alpha other than 1")
+    negated = g.output(node)
+    g.emit(NEG, [g.tensor(input), negated.index])
+    return _binary(g, node, ADD, ADD_SCALAR, negated, _number(other), alpha=1, commutative=True)
+
+
+def mul(g, node, input, other):
+    """aten::mul.Tensor / mul.Scalar."""
     return _binary(g, node, MUL, MUL_SCALAR, input, other, commutative=True)
 
 
-def div(g, node, input, other, *, rounding_mode=None, out=None):
-    """torch.div, operator.truediv, Tensor.div (true division only)."""
-    if rounding_mode is not None or out is not None:
-        g.unsupported("div with rounding_mode or out= is not supported")
+def div(g, node, input, other, *, rounding_mode=None):
+    """aten::div.Tensor / div.Scalar (true division only)."""
+    if rounding_mode is not None:
+        g.unsupported("div with rounding_mode is not supported")
     return _binary(g, node, DIV, DIV_SCALAR, input, other)
+
+
+def compare(g, node, input, other):
+    """aten::eq / ne / lt / le / gt / ge, .Tensor and .Scalar."""
+    tensor_op, scalar_op = COMPARISONS[node.target.overloadpacket.__name__]
+    return _binary(g, node, tensor_op, scalar_op, input, _number(other))
 
 
 def _unary(g, node, op, input, *scalars):
@@ -74,21 +108,19 @@ def _unary(g, node, op, input, *scalars):
     return out
 
 
-def relu(g, node, input, inplace=False):
-    return _unary(g, node, RELU, input)
+def unary(operator):
+    """The emitter of an operator whose only argument is the tensor (relu, sigmoid, exp, ...)."""
+    def emit(g, node, input):
+        return _unary(g, node, operator, input)
+    emit.__name__ = operator.split("::")[1].split(".")[0]
+    return emit
 
 
-def relu6(g, node, input, inplace=False):
-    return _unary(g, node, HARDTANH, input, 0.0, 6.0)
-
-
-def hardtanh(g, node, input, min_val=-1.0, max_val=1.0, inplace=False):
+def hardtanh(g, node, input, min_val=-1.0, max_val=1.0):
     return _unary(g, node, HARDTANH, input, min_val, max_val)
 
 
-def clamp(g, node, input, min=None, max=None, *, out=None):  # noqa: A002 (torch's names)
-    if out is not None:
-        g.unsupported("out= is not supported")
+def clamp(g, node, input, min=None, max=None):  # noqa: A002 (aten's names)
     if is_tensor(min) or is_tensor(max):
         g.unsupported("clamp with tensor bounds is not supported")
     result = g.output(node)
@@ -96,67 +128,62 @@ def clamp(g, node, input, min=None, max=None, *, out=None):  # noqa: A002 (torch
     return result
 
 
-def sigmoid(g, node, input, *, out=None):
-    return _unary(g, node, SIGMOID, input)
-
-
-def tanh(g, node, input, *, out=None):
-    return _unary(g, node, TANH, input)
-
-
-def hardswish(g, node, input, inplace=False):
-    return _unary(g, node, HARDSWISH, input)
-
-
-def hardsigmoid(g, node, input, inplace=False):
-    return _unary(g, node, HARDSIGMOID, input)
-
-
-def leaky_relu(g, node, input, negative_slope=0.01, inplace=False):
+def leaky_relu(g, node, input, negative_slope=0.01):
     return _unary(g, node, LEAKY_RELU, input, negative_slope)
 
 
-def softmax(g, node, input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None or dtype is not None:
-        g.unsupported("softmax needs an explicit dim and no dtype")
+def pow_(g, node, input, exponent):
+    """aten::pow.Tensor_Scalar / Tensor_Tensor."""
+    return _binary(g, node, POW, POW_SCALAR, input, _number(exponent))
+
+
+def gelu(g, node, input, *, approximate="none"):
     out = g.output(node)
-    g.emit(SOFTMAX, [g.tensor(input), g.integer(dim), g.boolean(False), out.index])
+    g.emit(GELU, [g.tensor(input), g.string(approximate), out.index])
     return out
 
 
-# ---- modules: their forward is the function with the module's settings ----
-
-def relu_module(g, node, module, input):
-    return relu(g, node, input)
-
-
-def relu6_module(g, node, module, input):
-    return relu6(g, node, input)
-
-
-def hardtanh_module(g, node, module, input):
-    return hardtanh(g, node, input, module.min_val, module.max_val)
+def softmax(g, node, input, dim, half_to_float):
+    """aten::_softmax / _log_softmax on any dimension."""
+    if half_to_float:
+        g.unsupported("softmax with half_to_float")
+    out = g.output(node)
+    op = LOG_SOFTMAX if node.target.overloadpacket.__name__ == "_log_softmax" else SOFTMAX
+    g.emit(op, [g.tensor(input), g.integer(dim), g.boolean(False), out.index])
+    return out
 
 
-def sigmoid_module(g, node, module, input):
-    return sigmoid(g, node, input)
+def where(g, node, condition, input, other):
+    out = g.output(node)
+    g.emit(WHERE, [g.tensor(condition), g.tensor(input), g.tensor(other), out.index])
+    return out
 
 
-def tanh_module(g, node, module, input):
-    return tanh(g, node, input)
+def masked_fill(g, node, input, mask, value):
+    """aten::masked_fill.Scalar, and .Tensor with a constant 0-dim value.
+
+    A non-finite value (-inf, a causal mask's) cannot be a program's double:
+    it is a 0-dim constant of where(mask, value, input) instead, which
+    computes the same.
+    """
+    value = _number(value)
+    if is_tensor(value):
+        g.unsupported("masked_fill with a tensor value computed at run time")
+    out = g.output(node)
+    if isinstance(value, float) and not math.isfinite(value):
+        fill = Constant(torch.tensor(value, dtype=g.example_value(node).dtype))
+        g.emit(WHERE, [g.tensor(mask), g.tensor(fill), g.tensor(input), out.index])
+        return out
+    g.emit(MASKED_FILL, [g.tensor(input), g.tensor(mask), g.scalar(value), out.index])
+    return out
 
 
-def hardswish_module(g, node, module, input):
-    return hardswish(g, node, input)
-
-
-def hardsigmoid_module(g, node, module, input):
-    return hardsigmoid(g, node, input)
-
-
-def leaky_relu_module(g, node, module, input):
-    return leaky_relu(g, node, input, module.negative_slope)
-
-
-def softmax_module(g, node, module, input):
-    return softmax(g, node, input, module.dim)
+def to_copy(g, node, input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+            memory_format=None):
+    """aten::_to_copy (Tensor.to(dtype), .float(), .long()): a converting copy; the same dtype is the input."""
+    out = g.output(node)
+    if out.dtype == dtype_of(input):
+        return input
+    index = g.tensor(input)
+    g.emit(COPY, [index, index, g.boolean(False), out.index])
+    return out

@@ -1,4 +1,4 @@
-"""Pooling and reductions over spatial dimensions."""
+"""Pooling and reductions (aten operators)."""
 
 from .values import shape_of
 
@@ -6,73 +6,67 @@ MAX_POOL2D = "aten::max_pool2d_with_indices.out"
 AVG_POOL2D = "aten::avg_pool2d.out"
 ADAPTIVE_AVG_POOL2D = "aten::adaptive_avg_pool2d.out"
 MEAN = "aten::mean.out"
+SUM = "aten::sum.IntList_out"
+MAX_DIM = "aten::max.dim_max"
 
 
 def _pair(value):
     return list(value) if isinstance(value, (tuple, list)) else [value, value]
 
 
-def max_pool2d(g, node, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    """torch.nn.functional.max_pool2d (its indices, when asked for, are not lowered)."""
-    if return_indices:
-        g.unsupported("max_pool2d with return_indices=True is not supported")
+def max_pool2d_with_indices(g, node, input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     out = g.output(node)
     indices = g.intermediate("int64", out.shape)
-    stride = _pair(kernel_size) if stride is None or stride == [] else _pair(stride)
+    stride = _pair(kernel_size) if stride is None or len(stride) == 0 else _pair(stride)
     g.emit(MAX_POOL2D, [g.tensor(input), g.int_list(_pair(kernel_size)), g.int_list(stride),
                         g.int_list(_pair(padding)), g.int_list(_pair(dilation)), g.boolean(ceil_mode), out.index,
                         indices.index])
-    return out
+    return out, indices
 
 
-def max_pool2d_module(g, node, module, input):
-    return max_pool2d(g, node, input, module.kernel_size, module.stride, module.padding, module.dilation,
-                      module.ceil_mode, module.return_indices)
-
-
-def avg_pool2d(g, node, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+def avg_pool2d(g, node, input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    """torch.nn.functional.avg_pool2d."""
     out = g.output(node)
-    stride = _pair(kernel_size) if stride is None or stride == [] else _pair(stride)
+    stride = _pair(kernel_size) if stride is None or len(stride) == 0 else _pair(stride)
     g.emit(AVG_POOL2D, [g.tensor(input), g.int_list(_pair(kernel_size)), g.int_list(stride),
                         g.int_list(_pair(padding)), g.boolean(ceil_mode), g.boolean(count_include_pad),
                         g.optional(divisor_override, g.integer), out.index])
     return out
 
 
-def avg_pool2d_module(g, node, module, input):
-    return avg_pool2d(g, node, input, module.kernel_size, module.stride, module.padding, module.ceil_mode,
-                      module.count_include_pad, module.divisor_override)
-
-
 def adaptive_avg_pool2d(g, node, input, output_size):
-    """torch.nn.functional.adaptive_avg_pool2d; None sizes keep the input's, as PyTorch's result shows.
-
-    A 1 x 1 output is the mean over the last two dimensions, as PyTorch
-    computes it (its adaptive_avg_pool2d calls mean then, whose order of
-    additions differs from the pooling kernel's).
-    """
+    """aten::_adaptive_avg_pool2d (a 1 x 1 output reaches the lowering as mean.dim)."""
     out = g.output(node)
-    if tuple(out.shape[-2:]) == (1, 1):
-        g.emit(MEAN, [g.tensor(input), g.int_list([-1, -2]), g.boolean(True), g.none(), out.index])
-    else:
-        g.emit(ADAPTIVE_AVG_POOL2D, [g.tensor(input), g.int_list(out.shape[-2:]), out.index])
+    g.emit(ADAPTIVE_AVG_POOL2D, [g.tensor(input), g.int_list(out.shape[-2:]), out.index])
     return out
 
 
-def adaptive_avg_pool2d_module(g, node, module, input):
-    return adaptive_avg_pool2d(g, node, input, module.output_size)
+def _dims(input, dim):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(len(shape_of(input))))
+    return list(dim) if isinstance(dim, (list, tuple)) else [dim]
 
 
-def mean(g, node, input, dim=None, keepdim=False, *, dtype=None, out=None):
-    """torch.mean and Tensor.mean over the given dimensions (all when dim is None)."""
-    if dtype is not None or out is not None:
-        g.unsupported("mean with dtype= or out= is not supported")
-    if dim is None:
-        dim = list(range(len(shape_of(input))))
+def _reduce(g, node, op, input, dim, keepdim, dtype):
+    if dtype is not None:
+        g.unsupported(f"{op} with dtype= is not supported")
     result = g.output(node)
-    g.emit(MEAN, [g.tensor(input), g.int_list(dim if isinstance(dim, (list, tuple)) else [dim]),
-                  g.boolean(keepdim), g.none(), result.index])
+    g.emit(op, [g.tensor(input), g.int_list(_dims(input, dim)), g.boolean(keepdim), g.none(), result.index])
     return result
+
+
+def mean(g, node, input, dim=None, keepdim=False, *, dtype=None):
+    """aten::mean.dim."""
+    return _reduce(g, node, MEAN, input, dim, keepdim, dtype)
+
+
+def sum_(g, node, input, dim=None, keepdim=False, *, dtype=None):
+    """aten::sum.dim_IntList."""
+    return _reduce(g, node, SUM, input, dim, keepdim, dtype)
+
+
+def max_dim(g, node, input, dim, keepdim=False):
+    """aten::max.dim: the values and their indices."""
+    values, indices = g.outputs(node)
+    g.emit(MAX_DIM, [g.tensor(input), g.integer(dim), g.boolean(keepdim), values.index, indices.index])
+    return values, indices

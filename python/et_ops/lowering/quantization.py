@@ -1,25 +1,38 @@
-"""Quantize and dequantize: the Q/DQ nodes of a reference quantized model.
+"""Quantize and dequantize: reference quantized models and quantize_weights modules.
 
 PyTorch's reference model (convert_to_reference_fx) quantizes activations
-with ``torch.quantize_per_tensor(x, scale, zero_point, dtype)`` and reads
-them back with ``.dequantize()``; both become quantized_decomposed
+with ``aten::quantize_per_tensor(x, scale, zero_point, dtype)`` and reads
+them back with ``aten::dequantize``; both become quantized_decomposed
 operators over the integers that hold the quantized values, with the
 dtype's whole range as quant_min/quant_max (what torch.quantize_per_tensor
-clamps to). Weights are int8 constants dequantized by the same operators
-(`dequantized`), never float copies.
+clamps to). A weight quantized at export time (the quantize of a constant,
+folded) is stored as int8 and dequantized by the same operators where a
+layer first reads it, never as a float copy.
+
+The modules of et_ops.export.quantize_weights call the operators of
+``torch.ops.et_ops_reference``, which have the numerics of the
+quantized_decomposed operators of the same names: each call becomes that
+operator, its integer weights program constants.
 """
 
 import numpy as np
 import torch
 
-from .values import (Constant, PerChannelQParams, PerTensorQParams, TensorValue, etp_dtype, qparams_of,
+from .values import (Constant, Deferred, PerChannelQParams, PerTensorQParams, TensorValue, etp_dtype, qparams_of,
                      quant_range)
+from .tracing import layer_path
 
 Q = "quantized_decomposed::"
 QUANTIZE_PER_TENSOR = Q + "quantize_per_tensor.out"
 QUANTIZE_PER_CHANNEL = Q + "quantize_per_channel.out"
 DEQUANTIZE_PER_TENSOR = Q + "dequantize_per_tensor.out"
 DEQUANTIZE_PER_CHANNEL = Q + "dequantize_per_channel.out"
+CHOOSE_QPARAMS_PER_TOKEN_ASYMMETRIC = Q + "choose_qparams_per_token_asymmetric.out"
+QUANTIZE_PER_TOKEN = Q + "quantize_per_token.out"
+DEQUANTIZE_PER_TOKEN = Q + "dequantize_per_token.out"
+DEQUANTIZE_PER_CHANNEL_GROUP_4BIT = Q + "dequantize_per_channel_group_4bit.out"
+EMBEDDING_BYTE = Q + "embedding_byte.out"
+EMBEDDING_4BIT = Q + "embedding_4bit.out"
 
 
 def _number(value):
@@ -36,20 +49,24 @@ def _quantized_dtype(g, dtype):
     return dtype
 
 
+def _source_name(node):
+    return node.meta.get("source_node", node.name)
+
+
 def quantize_per_tensor(g, node, input, scale, zero_point, dtype):
-    """torch.quantize_per_tensor(input, scale, zero_point, dtype)."""
+    """aten::quantize_per_tensor (.default and .tensor_qparams)."""
     quant_min, quant_max = quant_range(_quantized_dtype(g, dtype))
     qparams = PerTensorQParams(float(_number(scale)), int(_number(zero_point)), quant_min, quant_max,
                                etp_dtype(dtype))
     out = g.output(node, qparams)
     g.emit(QUANTIZE_PER_TENSOR, [g.tensor(input), g.double(qparams.scale), g.integer(qparams.zero_point),
                                  g.integer(quant_min), g.integer(quant_max), g.scalar_type(qparams.dtype), out.index])
-    g.activation_qparams[node.name] = qparams
+    g.activation_qparams[_source_name(node)] = qparams
     return out
 
 
 def quantize_per_channel(g, node, input, scales, zero_points, axis, dtype):
-    """torch.quantize_per_channel(input, scales, zero_points, axis, dtype)."""
+    """aten::quantize_per_channel of a value computed at run time."""
     quant_min, quant_max = quant_range(_quantized_dtype(g, dtype))
     scales = Constant(torch.as_tensor(scales.tensor if isinstance(scales, Constant) else scales, dtype=torch.float64))
     zero_points = Constant(torch.as_tensor(zero_points.tensor if isinstance(zero_points, Constant) else zero_points,
@@ -60,7 +77,7 @@ def quantize_per_channel(g, node, input, scales, zero_points, axis, dtype):
     g.emit(QUANTIZE_PER_CHANNEL, [g.tensor(input), g.tensor(scales), g.tensor(zero_points), g.integer(axis),
                                   g.integer(quant_min), g.integer(quant_max), g.scalar_type(qparams.dtype),
                                   out.index])
-    g.activation_qparams[node.name] = qparams
+    g.activation_qparams[_source_name(node)] = qparams
     return out
 
 
@@ -80,17 +97,55 @@ def emit_dequantize(g, quantized, out):
     return out
 
 
+def _dequantized_weight(quantized_tensor, where):
+    """A quantized weight: its integers become a constant, dequantized where a layer first reads it."""
+    def emit(g):
+        constant = g.quantized_constant(quantized_tensor)
+        g.weight_qparams[where] = qparams_of(quantized_tensor)
+        return emit_dequantize(g, constant, g.intermediate("float32", quantized_tensor.shape))
+    return Deferred(emit, "float32", tuple(quantized_tensor.shape), "dequantize", quantized_tensor)
+
+
 def dequantize(g, node, input):
-    """Tensor.dequantize() / torch.dequantize(input)."""
+    """aten::dequantize.self."""
     if isinstance(input, Constant) and input.is_quantized:
-        input = g.quantized_constant(input.tensor)
+        user = next(iter(node.users), None)
+        return _dequantized_weight(input.tensor, layer_path(user if user is not None else node))
     if not isinstance(input, TensorValue) or input.qparams is None:
         g.unsupported("dequantize of a tensor that is not quantized")
     return emit_dequantize(g, input, g.output(node))
 
 
-def dequantized(g, quantized_tensor, where):
-    """A quantized torch tensor (a weight) as an integer constant dequantized at run time."""
-    constant = g.quantized_constant(quantized_tensor)
-    g.weight_qparams[where] = qparams_of(quantized_tensor)
-    return emit_dequantize(g, constant, g.intermediate("float32", quantized_tensor.shape))
+# ---- et_ops_reference: the operators of quantize_weights modules ----
+
+def _args(g, values):
+    """Program values of an operator's arguments: tensors, ints, dtypes and None, in order."""
+    converted = []
+    for value in values:
+        if value is None:
+            converted.append(g.none())
+        elif isinstance(value, torch.dtype):
+            converted.append(g.scalar_type(value))
+        elif isinstance(value, int):
+            converted.append(g.integer(value))
+        else:
+            converted.append(g.tensor(value))
+    return converted
+
+
+def same_named(operator):
+    """The emitter of an et_ops_reference operator: the quantized_decomposed operator of the same name."""
+    def emit(g, node, *args):
+        outputs = g.outputs(node) if isinstance(g.example_value(node), (tuple, list)) else (g.output(node),)
+        g.emit(operator, _args(g, args) + [o.index for o in outputs])
+        return outputs if len(outputs) > 1 else outputs[0]
+    emit.__name__ = operator.split("::")[1].split(".")[0]
+    return emit
+
+
+def dequantize_per_channel(g, node, input, scales, zero_points, axis, quant_min, quant_max, dtype):
+    """et_ops_reference::dequantize_per_channel (the reference schema has out_dtype=None after dtype)."""
+    out = g.output(node)
+    g.emit(DEQUANTIZE_PER_CHANNEL, _args(g, [input, scales, zero_points, axis, quant_min, quant_max, dtype, None])
+           + [out.index])
+    return out

@@ -1,157 +1,192 @@
-"""Reshaping, reordering, joining, slicing and padding; eval-mode no-ops.
+"""Reshaping, reordering, joining, slicing, indexing and padding (aten operators).
 
-Shapes are static: a view, reshape, flatten, squeeze or unsqueeze becomes
-``aten::view_copy.out`` to the shape PyTorch computed on the example
-inputs. Operations that return their input unchanged in eval mode
-(``contiguous``, dropout, identity) emit nothing: their node is their input.
+Shapes are static: every view (view, _reshape_alias, _unsafe_view,
+squeeze, unsqueeze, flatten) becomes ``aten::view_copy.out`` to the shape
+PyTorch computed on the example inputs. Operations that return their input
+unchanged (clone, detach, alias, lift_fresh_copy) emit nothing: their node
+is their input. A transposition is deferred (values.Deferred): a linear
+layer reads the untransposed weight, anything else gets a permute_copy.
 """
 
-import numbers
-
-from .values import dtype_of, shape_of
+from .values import Constant, Deferred, dtype_of, shape_of
 
 VIEW_COPY = "aten::view_copy.out"
 PERMUTE_COPY = "aten::permute_copy.out"
+EXPAND_COPY = "aten::expand_copy.out"
 CAT = "aten::cat.out"
 SLICE_COPY = "aten::slice_copy.Tensor_out"
+SELECT_COPY = "aten::select_copy.int_out"
 CONSTANT_PAD_ND = "aten::constant_pad_nd.out"
-
-
-def view_as_example(g, node, input, *_, **__):
-    """Every reshaping call: view, reshape, flatten, squeeze, unsqueeze."""
-    out = g.output(node)
-    g.emit(VIEW_COPY, [g.tensor(input), g.int_list(out.shape), out.index])
-    return out
-
-
-def view_as_example_module(g, node, module, input):
-    """torch.nn.Flatten, torch.nn.Unflatten."""
-    return view_as_example(g, node, input)
-
-
-def same_value(g, node, input, *_, **__):
-    """contiguous(), clone(), detach(): the input itself (nothing writes it later)."""
-    return input
-
-
-def same_value_module(g, node, module, input, *_):
-    """torch.nn.Identity, torch.nn.Dropout (eval mode)."""
-    if getattr(module, "training", False) and hasattr(module, "p"):
-        g.unsupported("dropout in training mode")
-    return input
-
-
-def dropout(g, node, input, p=0.5, training=True, inplace=False):
-    """torch.nn.functional.dropout: only in eval mode (training=False), where it is the identity."""
-    if training:
-        g.unsupported("dropout with training=True")
-    return input
+INDEX = "aten::index.Tensor_out"
+INDEX_SELECT = "aten::index_select.out"
+INDEX_PUT = "aten::index_put.out"
+INDEX_COPY = "aten::index_copy.out"
 
 
 def _normalized(dim, rank):
     return dim + rank if dim < 0 else dim
 
 
-def permute(g, node, input, *dims):
-    """torch.permute(input, dims) and Tensor.permute(*dims)."""
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = dims[0]
+def view_as_example(g, node, input, *_, **__):
+    """Every reshaping operator: view, _reshape_alias, _unsafe_view, squeeze, unsqueeze, flatten."""
     out = g.output(node)
-    rank = len(shape_of(input))
-    g.emit(PERMUTE_COPY, [g.tensor(input), g.int_list([_normalized(d, rank) for d in dims]), out.index])
+    if tuple(out.shape) == shape_of(input):
+        return input
+    g.emit(VIEW_COPY, [g.tensor(input), g.int_list(out.shape), out.index])
     return out
 
 
+def same_value(g, node, input, *_, **__):
+    """clone, detach, alias, lift_fresh_copy: the input itself (nothing writes it later)."""
+    return input
+
+
+def emit_permute(g, input, dims, shape):
+    out = g.intermediate(dtype_of(input), shape)
+    g.emit(PERMUTE_COPY, [g.tensor(input), g.int_list(dims), out.index])
+    return out
+
+
+def permute(g, node, input, dims):
+    """aten::permute; a 2-d transposition is deferred (a constant's is folded where it is read)."""
+    rank = len(shape_of(input))
+    dims = [_normalized(d, rank) for d in dims]
+    shape = tuple(g.example_value(node).shape)
+    if dims == [1, 0]:
+        def emit(g_):
+            if isinstance(input, Constant):
+                return Constant(input.tensor.t())
+            return emit_permute(g_, input, dims, shape)
+        return Deferred(emit, dtype_of(input), shape, "transpose", input)
+    if isinstance(input, Constant):  # folded (table.NEVER_FOLDED leaves permutes to this emitter)
+        return Constant(input.tensor.permute(dims))
+    return emit_permute(g, input, dims, shape)
+
+
 def transpose(g, node, input, dim0, dim1):
-    """torch.transpose and Tensor.transpose."""
+    """aten::transpose.int and aten::t."""
     rank = len(shape_of(input))
     dims = list(range(rank))
-    a, b = _normalized(dim0, rank), _normalized(dim1, rank)
-    dims[a], dims[b] = dims[b], dims[a]
+    if rank >= 2:
+        a, b = _normalized(dim0, rank), _normalized(dim1, rank)
+        dims[a], dims[b] = dims[b], dims[a]
     return permute(g, node, input, dims)
 
 
-def cat(g, node, tensors, dim=0, *, out=None):
-    """torch.cat / torch.concat."""
-    if out is not None:
-        g.unsupported("out= is not supported")
+def t(g, node, input):
+    return transpose(g, node, input, 0, 1) if len(shape_of(input)) == 2 else input
+
+
+def expand(g, node, input, size, *, implicit=False):
+    out = g.output(node)
+    if tuple(out.shape) == shape_of(input):
+        return input
+    g.emit(EXPAND_COPY, [g.tensor(input), g.int_list(out.shape), g.boolean(False), out.index])
+    return out
+
+
+def cat(g, node, tensors, dim=0):
     result = g.output(node)
     g.emit(CAT, [g.tensor_list(tensors), g.integer(dim), result.index])
     return result
 
 
-def emit_slice(g, input, dim, start, end, shape):
+def stack(g, node, tensors, dim=0):
+    """aten::stack: each tensor viewed with the new dimension, then cat."""
+    result = g.output(node)
+    dim = _normalized(dim, len(result.shape))
+    parts = []
+    for tensor in tensors:
+        shape = list(shape_of(tensor))
+        shape.insert(dim, 1)
+        part = g.intermediate(dtype_of(tensor), shape)
+        g.emit(VIEW_COPY, [g.tensor(tensor), g.int_list(shape), part.index])
+        parts.append(part)
+    g.emit(CAT, [g.tensor_list(parts), g.integer(dim), result.index])
+    return result
+
+
+def emit_slice(g, input, dim, start, end, shape, step=1):
     out = g.intermediate(dtype_of(input), shape)
-    g.emit(SLICE_COPY, [g.tensor(input), g.integer(dim), g.integer(start), g.integer(end), g.integer(1), out.index])
+    g.emit(SLICE_COPY, [g.tensor(input), g.integer(dim), g.integer(start), g.integer(end), g.integer(step),
+                        out.index])
     return out
 
 
-def _pieces(g, node, input, dim):
-    """One slice per piece that PyTorch returned for `node` (chunk, split), along `dim`."""
+def slice_(g, node, input, dim=0, start=None, end=None, step=1):
+    """aten::slice.Tensor: a whole dimension is the input itself."""
+    shape = shape_of(input)
+    dim = _normalized(dim, len(shape))
+    start, end, step = slice(start, end, step).indices(shape[dim])
+    if (start, end, step) == (0, shape[dim], 1):
+        return input
+    return emit_slice(g, input, dim, start, end, g.example_value(node).shape, step)
+
+
+def select(g, node, input, dim, index):
+    out = g.output(node)
+    rank = len(shape_of(input))
+    g.emit(SELECT_COPY, [g.tensor(input), g.integer(_normalized(dim, rank)), g.integer(index), out.index])
+    return out
+
+
+def pieces(g, node, input, _sizes=None, dim=0):
+    """aten::split.Tensor / split_with_sizes / unbind / chunk: one slice_copy per piece PyTorch returned."""
+    if node.target.overloadpacket.__name__ == "unbind":
+        dim = _sizes or 0
     rank = len(shape_of(input))
     dim = _normalized(dim, rank)
     outputs, start = [], 0
     for piece in g.example_value(node):
-        end = start + piece.shape[dim]
-        outputs.append(emit_slice(g, input, dim, start, end, piece.shape))
-        start = end
+        length = 1 if len(piece.shape) < rank else piece.shape[dim]
+        shape = list(shape_of(input))
+        shape[dim] = length
+        value = emit_slice(g, input, dim, start, start + length, shape)
+        if tuple(shape) != tuple(piece.shape):  # unbind drops the dimension
+            out = g.intermediate(dtype_of(input), piece.shape)
+            g.emit(VIEW_COPY, [value.index, g.int_list(piece.shape), out.index])
+            value = out
+        outputs.append(value)
+        start += length
     return tuple(outputs)
 
 
-def chunk(g, node, input, chunks, dim=0):
-    """torch.chunk and Tensor.chunk: one slice_copy per chunk."""
-    return _pieces(g, node, input, dim)
-
-
-def split(g, node, input, split_size_or_sections, dim=0):
-    """torch.split and Tensor.split: one slice_copy per piece."""
-    return _pieces(g, node, input, dim)
-
-
 def getitem(g, node, container, index):
-    """operator.getitem: an element of a tuple of tensors, or basic slicing of a tensor."""
-    if isinstance(container, (tuple, list)):
-        return container[index]
-    return _slice_tensor(g, node, container, index)
+    """operator.getitem: an element of an operator's tuple of results."""
+    if not isinstance(container, (tuple, list)):
+        g.unsupported(f"getitem of {type(container).__name__}")
+    return container[index]
 
 
-def _slice_tensor(g, node, input, index):
-    index = index if isinstance(index, tuple) else (index,)
-    if any(i is Ellipsis or i is None for i in index):
-        g.unsupported("indexing with ... or None is not supported")
-    shape = list(shape_of(input))
-    value = input
-    for dim, item in enumerate(index):
-        if isinstance(item, slice):
-            if item.step not in (None, 1):
-                g.unsupported("slicing with a step is not supported")
-            start, stop, _ = item.indices(shape[dim])
-            if (start, stop) == (0, shape[dim]):
-                continue
-        elif isinstance(item, numbers.Integral) and not isinstance(item, bool):
-            start = _normalized(item, shape[dim])
-            stop = start + 1
-        else:
-            g.unsupported(f"indexing with {type(item).__name__} is not supported")
-        shape[dim] = max(stop - start, 0)
-        value = emit_slice(g, value, dim, start, stop, shape)
-    # Integer indices drop their dimensions: a view to the result's shape.
-    if tuple(shape_of(value)) == tuple(g.example_value(node).shape):
-        return value
+def constant_pad_nd(g, node, input, pad, value=0.0):
     out = g.output(node)
-    g.emit(VIEW_COPY, [g.tensor(value), g.int_list(out.shape), out.index])
+    g.emit(CONSTANT_PAD_ND, [g.tensor(input), g.int_list(pad), g.scalar(value), out.index])
     return out
 
 
-def pad(g, node, input, pad, mode="constant", value=None):  # noqa: A002 (torch's names)
-    """torch.nn.functional.pad in constant mode."""
-    if mode != "constant":
-        g.unsupported(f"pad mode '{mode}' is not supported (only 'constant')")
+def index(g, node, input, indices):
+    """aten::index.Tensor: advanced indexing with tensors (None for a whole dimension)."""
     out = g.output(node)
-    g.emit(CONSTANT_PAD_ND, [g.tensor(input), g.int_list(pad), g.scalar(0.0 if value is None else value), out.index])
+    g.emit(INDEX, [g.tensor(input), g.optional_tensor_list(indices), out.index])
     return out
 
 
-def zero_pad_module(g, node, module, input):
-    """torch.nn.ZeroPad2d / ConstantPad2d."""
-    return pad(g, node, input, module.padding, "constant", getattr(module, "value", 0.0))
+def index_select(g, node, input, dim, index_):
+    out = g.output(node)
+    g.emit(INDEX_SELECT, [g.tensor(input), g.integer(_normalized(dim, len(shape_of(input)))), g.tensor(index_),
+                          out.index])
+    return out
+
+
+def index_put(g, node, input, indices, values, accumulate=False):
+    out = g.output(node)
+    g.emit(INDEX_PUT, [g.tensor(input), g.optional_tensor_list(indices), g.tensor(values), g.boolean(accumulate),
+                       out.index])
+    return out
+
+
+def index_copy(g, node, input, dim, index_, source):
+    out = g.output(node)
+    g.emit(INDEX_COPY, [g.tensor(input), g.integer(_normalized(dim, len(shape_of(input)))), g.tensor(index_),
+                        g.tensor(source), out.index])
+    return out

@@ -8,6 +8,10 @@
   operator takes it as a tensor argument.
 - Anything else (int, float, bool, None, tuples, torch.dtype) is a Python
   constant of the program: shape arithmetic, sizes, flags.
+- `Deferred`: a tensor whose instructions are emitted where an operator
+  first takes it as a tensor argument (a weight's dequantization, a
+  transposed weight): the operator that reads it may take its source
+  instead (a linear layer takes the untransposed weight).
 - `Unavailable`: what a node that could not be lowered stands for, so the
   lowering can go on and report every unsupported node at once.
 """
@@ -84,6 +88,17 @@ class Constant:
         return self.tensor.is_quantized
 
 
+@dataclass(eq=False)
+class Deferred:
+    """A tensor emitted on first use: `emit(g)` returns its value; `source` is what it derives from."""
+
+    emit: object  # g -> TensorValue | Constant
+    dtype: str
+    shape: tuple
+    kind: str  # "dequantize" | "transpose"
+    source: object = None  # the value it derives from (the untransposed weight, the quantized constant)
+
+
 class Unavailable:
     """The value of a node that was not lowered."""
 
@@ -92,17 +107,17 @@ UNAVAILABLE = Unavailable()
 
 
 def is_tensor(value):
-    return isinstance(value, (TensorValue, Constant))
+    return isinstance(value, (TensorValue, Constant, Deferred))
 
 
 def shape_of(value):
-    """The shape of a TensorValue or a Constant."""
-    return tuple(value.shape) if isinstance(value, TensorValue) else tuple(value.tensor.shape)
+    """The shape of a TensorValue, a Deferred or a Constant."""
+    return tuple(value.tensor.shape) if isinstance(value, Constant) else tuple(value.shape)
 
 
 def dtype_of(value):
-    """The .etp dtype of a TensorValue or a Constant."""
-    return value.dtype if isinstance(value, TensorValue) else etp_dtype(value.tensor.dtype)
+    """The .etp dtype of a TensorValue, a Deferred or a Constant."""
+    return etp_dtype(value.tensor.dtype) if isinstance(value, Constant) else value.dtype
 
 
 def qparams_of(quantized):
