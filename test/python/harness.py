@@ -14,6 +14,8 @@ import sys
 import unittest
 
 SOURCE_ROOT = os.environ["ET_OPS_SOURCE_ROOT"]
+sys.path.insert(0, os.path.join(SOURCE_ROOT, "test"))
+import operator_tables  # noqa: E402  (test/operator_tables.py)
 
 
 def source_path(*parts):
@@ -22,9 +24,7 @@ def source_path(*parts):
 
 def operators_in_def(component):
     """Operator names listed in src/kernels/<component>/operators.def."""
-    with open(source_path("src", "kernels", component, "operators.def"), encoding="utf-8") as f:
-        code = "".join(line for line in f if not line.lstrip().startswith("//"))
-    return re.findall(r'ET_OPS_OPERATOR\(\s*\w+,\s*"([^"(]+)\(', code)
+    return operator_tables.operators_in_def(component)
 
 
 def project_version():

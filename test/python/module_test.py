@@ -21,6 +21,8 @@ import et_ops
 import et_ops.etp
 from et_ops.etp import ProgramBuilder
 
+QUANTIZED_OPERATORS = len(harness.operators_in_def("quantized"))
+
 Q = "quantized_decomposed::"
 
 
@@ -255,7 +257,7 @@ class LoadTest(TempDirTest):
         code = f"""
 import et_ops
 library = [r["library"] for r in et_ops.registered_operators() if r["component"] == "kernels_quantized"][0]
-assert et_ops.unregister_library(library) == 19
+assert et_ops.unregister_library(library) == {QUANTIZED_OPERATORS}
 try:
     et_ops.load({path!r})
     raise SystemExit("loaded without its kernels")
@@ -263,7 +265,7 @@ except et_ops.LoadError as error:
     assert error.kind == "missing_operators", error.kind
     assert {{m["component"] for m in error.missing}} == {{"kernels_quantized"}}, error.missing
     print(error)
-assert et_ops.load_library(library)["registered"] == 19
+assert et_ops.load_library(library)["registered"] == {QUANTIZED_OPERATORS}
 et_ops.load({path!r})
 print("reloaded")
 """
@@ -443,7 +445,7 @@ class RegistryTest(unittest.TestCase):
     def test_counters_count_the_registrations(self):
         counters = et_ops.counters()
         self.assertEqual(set(counters), {"registered", "deduplicated", "conflicts", "unregistered"})
-        self.assertGreaterEqual(counters["registered"], 19)
+        self.assertGreaterEqual(counters["registered"], QUANTIZED_OPERATORS)
 
 
 class LoadLibraryTest(TempDirTest):
@@ -462,7 +464,7 @@ class LoadLibraryTest(TempDirTest):
         result = et_ops.load_library(self.library)
         self.assertEqual(result["registered"], 0)
         self.assertEqual(result["deduplicated"], 0)
-        self.assertEqual(result["unchanged"], 19)
+        self.assertEqual(result["unchanged"], QUANTIZED_OPERATORS)
         self.assertEqual(result["component"], "kernels_quantized")
         self.assertEqual(et_ops.counters(), before)
 
@@ -471,18 +473,18 @@ class LoadLibraryTest(TempDirTest):
         et_ops.set_duplicate_policy("first-wins")
         before = et_ops.counters()
         result = et_ops.load_library(copy)
-        self.assertEqual((result["registered"], result["deduplicated"]), (0, 19))
+        self.assertEqual((result["registered"], result["deduplicated"]), (0, QUANTIZED_OPERATORS))
         self.assertEqual(result["library"], os.path.realpath(copy))
-        self.assertEqual(et_ops.counters()["deduplicated"], before["deduplicated"] + 19)
+        self.assertEqual(et_ops.counters()["deduplicated"], before["deduplicated"] + QUANTIZED_OPERATORS)
         records = et_ops.registered_operators()
         shadows = {r["op"]: r for r in records if r["library"] == os.path.realpath(copy)}
         active = {r["op"]: r for r in records if r["library"] == self.library}
-        self.assertEqual(len(shadows), 19)
+        self.assertEqual(len(shadows), QUANTIZED_OPERATORS)
         for op, shadow in shadows.items():
             self.assertFalse(shadow["active"])
             self.assertTrue(active[op]["active"])
             self.assertEqual(shadow["fingerprint"], active[op]["fingerprint"])
-        self.assertEqual(et_ops.unregister_library(copy), 19)
+        self.assertEqual(et_ops.unregister_library(copy), QUANTIZED_OPERATORS)
         self.assertFalse(any(r["library"] == os.path.realpath(copy) for r in et_ops.registered_operators()))
 
     def test_copy_aborts_the_process_under_fatal(self):

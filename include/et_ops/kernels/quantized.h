@@ -1,4 +1,5 @@
-// libet_kernels_quantized.so: the 19 quantized_decomposed overloads.
+// libet_kernels_quantized.so: the 19 quantized_decomposed overloads,
+// the group-wise weight dequantizes and the fused low-bit linear kernels.
 //
 // Call register_kernels() once (more calls are no-ops) to make them
 // available to programs, or call a kernel directly through the typed entry
@@ -57,6 +58,35 @@ ET_OPS_KERNELS_API bool dequantize_per_channel_out(KernelContext& ctx, TensorRef
 ET_OPS_KERNELS_API bool dequantize_per_token_out(KernelContext& ctx, TensorRef input, TensorRef scales,
                                                  TensorRef zero_points, int64_t quant_min, int64_t quant_max,
                                                  DType dtype, DType output_dtype, TensorRef out);
+
+// ---- group-wise weight dequantize (PyTorch's dequantize_per_channel_group) ----
+// input [N, K] of int8/uint8 (dtype must match), or for the 4-bit overload
+// uint8 [N, K/2] with two int4 values per byte in embedding_4bit's layout;
+// scales (f32/f16/bf16) and optional integer zero_points of N * K/group_size
+// elements in row-major order; out [N, K] of output_dtype (f32/f16/bf16):
+// out = O(P(fl32(fl32(q - zp) * s))), P the scales' dtype.
+ET_OPS_KERNELS_API bool dequantize_per_channel_group_out(KernelContext& ctx, TensorRef input, TensorRef scales,
+                                                         std::optional<TensorRef> zero_points, int64_t quant_min,
+                                                         int64_t quant_max, DType dtype, int64_t group_size,
+                                                         DType output_dtype, TensorRef out);
+ET_OPS_KERNELS_API bool dequantize_per_channel_group_4bit_out(KernelContext& ctx, TensorRef input, TensorRef scales,
+                                                              std::optional<TensorRef> zero_points,
+                                                              int64_t quant_min, int64_t quant_max,
+                                                              int64_t group_size, DType output_dtype, TensorRef out);
+
+// ---- dynamically quantized low-bit linears (et_quantized::) ----
+// input float32 [..., K] quantized per token inside the kernel exactly as
+// choose_qparams_per_token_asymmetric + quantize_per_token (int8); weight
+// uint8 [N, K/2] of int4 values in embedding_4bit's layout with float32
+// weight_scales [N, K/group_size] (8da4w), or int8 [N, K] with one float32
+// scale per row (8da8w); symmetric weights; optional float32 bias [N]; out
+// float32 [..., N]. Integer dot products per group, then a fixed float
+// order (docs/kernels-quantized.md).
+ET_OPS_KERNELS_API bool linear_8da4w_out(KernelContext& ctx, TensorRef input, TensorRef weight,
+                                         TensorRef weight_scales, int64_t group_size, std::optional<TensorRef> bias,
+                                         TensorRef out);
+ET_OPS_KERNELS_API bool linear_8da8w_out(KernelContext& ctx, TensorRef input, TensorRef weight,
+                                         TensorRef weight_scales, std::optional<TensorRef> bias, TensorRef out);
 
 // ---- choose_qparams (reference §5) ----
 ET_OPS_KERNELS_API bool choose_qparams_tensor_out(KernelContext& ctx, TensorRef input, int64_t quant_min,

@@ -123,6 +123,23 @@ bool dispatch_floating(DType t, F&& f) {
   }
 }
 
+// The float dtypes of group-wise tables (embeddings, group dequantize):
+// f32, f16, bf16.
+inline bool is_float32_or_narrower(DType t) {
+  return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16;
+}
+
+// Calls f(Tag<T>{}) for f32, f16 or bf16 (f32 for any other dtype: callers
+// check is_float32_or_narrower first).
+template <typename F>
+void dispatch_float32_or_narrower(DType t, F&& f) {
+  switch (t) {
+    case DType::Float16: f(Tag<Half>{}); break;
+    case DType::BFloat16: f(Tag<BFloat16>{}); break;
+    default: f(Tag<float>{}); break;
+  }
+}
+
 // Widening of a floating storage value to float (exact for f32/f16/bf16).
 inline float to_f32(float v) { return v; }
 inline float to_f32(Half v) { return v.to_float(); }

@@ -1,14 +1,18 @@
 // embedding_byte / embedding_2bit / embedding_4bit, .out and .dtype_out
 // (reference §6): look up rows of a quantized table and dequantize them per
 // group, with PyTorch's rounding to the scales' dtype P before converting to
-// the output dtype O.
+// the output dtype O. Float32 tables are gathered straight from the packed
+// rows with the vector dequantize.
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "checks.h"
 #include "et_ops/kernels/quantized.h"
+#include "vector_kernels.h"
 
 namespace et_ops::kernels::quantized {
 namespace {
@@ -18,7 +22,6 @@ using detail::check_tensor;
 using detail::fail;
 using detail::from_f32;
 using detail::shape_string;
-using detail::Tag;
 using detail::to_f32;
 
 // How weight elements are packed into bytes (reference §6.2).
@@ -41,10 +44,8 @@ struct Layout {
 
 // ---- argument checks (§6.5, ET's order with ours interleaved) ----
 
-bool is_embedding_float(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
-
 bool check_float_dtype(KernelContext& ctx, const char* op, const char* what, TensorRef t) {
-  if (is_embedding_float(t.dtype())) return true;
+  if (detail::is_float32_or_narrower(t.dtype())) return true;
   return fail(ctx, op, "{} must be float32, float16 or bfloat16, got {}", what, dtype_name(t.dtype()));
 }
 
@@ -243,6 +244,37 @@ void dequantize_row(Row weight, const GroupTable<P>& scales, const std::optional
   }
 }
 
+// The common case, P = O = f32 with adjacent elements: a row's integers
+// (unpacked first for 4bit) go through the vector dequantize of §4.3,
+// fl32(fl32(fl32(w) - zp) * s), which is §6.4's fl32(fl32(w - zp) * s) since
+// w is exact in binary32; without zero points zp = 0 and w - 0 is exact.
+// Returns false for the packings and dtypes it does not take.
+bool lookup_rows_f32(const Overload& o, TensorRef weight, TensorRef scales, std::optional<TensorRef> zero_points,
+                     TensorRef indices, const Layout& layout, TensorRef out) {
+  if (o.packing == Packing::TwoBit) return false;
+  const GroupTable<float> scale_table(scales);
+  std::optional<GroupTable<float>> zp_table;
+  if (zero_points) zp_table.emplace(*zero_points);
+  const DType stored = o.packing == Packing::FourBit ? DType::Int8 : weight.dtype();
+  std::vector<int8_t> unpacked(o.packing == Packing::FourBit ? static_cast<std::size_t>(layout.dim) : 0);
+  const detail::FlatIntegers index(indices);
+  for (int64_t p = 0; p < indices.numel(); ++p) {
+    const int64_t row = index[p];
+    const auto* src = static_cast<const uint8_t*>(weight.data()) + row * weight.stride(0);
+    if (o.packing == Packing::FourBit) {
+      simd::unpack_nibbles(src, static_cast<std::size_t>(weight.size(1)), unpacked.data());
+      src = reinterpret_cast<const uint8_t*>(unpacked.data());
+    }
+    float* dst = out.data_as<float>() + detail::row_offset(out, p);
+    for (int64_t start = 0, group = 0; start < layout.dim; start += layout.group_size, ++group) {
+      const float zp = zp_table ? zp_table->at(row, group) : 0.0f;
+      simd::dequantize_to_f32(stored, src + start, static_cast<std::size_t>(layout.group_size), zp,
+                              scale_table.at(row, group), dst + start);
+    }
+  }
+  return true;
+}
+
 template <typename P, typename O, bool kUnit>
 void lookup_rows(const Overload& o, TensorRef weight, TensorRef scales, std::optional<TensorRef> zero_points,
                  TensorRef indices, const Layout& layout, TensorRef out) {
@@ -272,16 +304,6 @@ void lookup_rows(const Overload& o, TensorRef weight, TensorRef scales, std::opt
   }
 }
 
-// Calls f(Tag<T>{}) for the embedding float dtypes f32, f16, bf16.
-template <typename F>
-void dispatch_embedding_float(DType t, F&& f) {
-  switch (t) {
-    case DType::Float16: f(Tag<Half>{}); break;
-    case DType::BFloat16: f(Tag<BFloat16>{}); break;
-    default: f(Tag<float>{}); break;
-  }
-}
-
 bool embedding(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRef scales,
                std::optional<TensorRef> zero_points, int64_t quant_min, int64_t quant_max, TensorRef indices,
                std::optional<DType> dtype, TensorRef out) {
@@ -289,12 +311,14 @@ bool embedding(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRe
       check_arguments(ctx, o, weight, scales, zero_points, quant_min, quant_max, indices, dtype, out);
   if (!layout) return false;
   bool rows_ok = false;
-  dispatch_embedding_float(scales.dtype(), [&](auto p_tag) {
+  detail::dispatch_float32_or_narrower(scales.dtype(), [&](auto p_tag) {
     using P = typename decltype(p_tag)::type;
     rows_ok = check_rows<P>(ctx, o, indices, scales, *layout);
     if (!rows_ok || out.numel() == 0) return;
     const bool unit = weight.stride(1) == 1 && out.stride(out.dim() - 1) == 1;
-    dispatch_embedding_float(out.dtype(), [&](auto o_tag) {
+    const bool f32 = std::is_same_v<P, float> && out.dtype() == DType::Float32;
+    if (unit && f32 && lookup_rows_f32(o, weight, scales, zero_points, indices, *layout, out)) return;
+    detail::dispatch_float32_or_narrower(out.dtype(), [&](auto o_tag) {
       using O = typename decltype(o_tag)::type;
       if (unit) lookup_rows<P, O, true>(o, weight, scales, zero_points, indices, *layout, out);
       else lookup_rows<P, O, false>(o, weight, scales, zero_points, indices, *layout, out);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "et_ops/kernels/quantized.h"
+#include "simd_targets.h"
 #include "test_util.h"
 
 namespace {
@@ -25,6 +26,8 @@ using et_ops::Half;
 using et_ops::KernelContext;
 using et_ops::TensorRef;
 using et_ops::test::bits_of;
+using et_ops::test::for_each_simd_target;
+using et_ops::test::widen;
 using et_ops::test::logical_values;
 using et_ops::test::make_tensor;
 using et_ops::test::Owned;
@@ -61,9 +64,6 @@ T from_double(double v) {
   if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
   else return T::from_float(static_cast<float>(v));
 }
-float widen(float v) { return v; }
-float widen(Half v) { return v.to_float(); }
-float widen(BFloat16 v) { return v.to_float(); }
 
 template <typename T>
 std::vector<T> floats(std::initializer_list<double> values) {
@@ -341,6 +341,26 @@ TEST_CASE("embedding: randomized against the §6.4 model, all overloads and dtyp
       });
     });
   }
+}
+
+TEST_CASE("embedding: float32 tables, gathered with the vector dequantize, on every SIMD target", "[embedding]") {
+  auto rng = et_ops::test::seeded_rng(0xF32);
+  for_each_simd_target([&] {
+    for (int trial = 0; trial < 60; ++trial) {
+      RandomCase c;
+      c.op = kAllOps[trial % 6];
+      const int epb = per_byte(c.op);
+      c.rows = std::uniform_int_distribution<int64_t>(1, 9)(rng);
+      c.dim = epb * std::uniform_int_distribution<int64_t>(1, 80)(rng);
+      c.groups = trial % 4 == 0 ? 0 : (c.dim % 2 == 0 ? 2 : 1);
+      c.with_zero_points = trial % 2 == 0;
+      c.signed_weight = epb == 1 && trial % 3 == 0;
+      c.int32_indices = false;
+      c.index_sizes = {std::uniform_int_distribution<int64_t>(1, 5)(rng)};
+      INFO("trial " << trial << " op " << static_cast<int>(c.op) << " dim " << c.dim << " groups " << c.groups);
+      run_random_case<float, float>(c, rng);
+    }
+  });
 }
 
 TEST_CASE("embedding: every decoded value of 4bit and 2bit bytes", "[embedding]") {

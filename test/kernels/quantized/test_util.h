@@ -69,6 +69,18 @@ uint64_t bits_of(T v) {
   }
 }
 
+// Floating storage values widened exactly to float, and float values
+// rounded once to a storage type.
+inline float widen(float v) { return v; }
+inline float widen(Half v) { return v.to_float(); }
+inline float widen(BFloat16 v) { return v.to_float(); }
+
+template <typename T>
+T from_float(float v) {
+  if constexpr (std::is_same_v<T, float>) return v;
+  else return T::from_float(v);
+}
+
 inline std::mt19937_64 seeded_rng(uint64_t seed) { return std::mt19937_64(seed); }
 
 // ---- tensors in any dim order ----

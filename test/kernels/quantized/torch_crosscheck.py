@@ -385,6 +385,50 @@ def check_reference_dequantize(k):
                         f"{np.dtype(npdtype).name}->{np.dtype(out_dtype).name}", out, want)
 
 
+def unpack_int4(packed):
+    """embedding_4bit's layout: element 2m in the high nibble of byte m, +8 offset."""
+    high = (packed >> 4).astype(np.int64) - 8
+    low = (packed & 0x0F).astype(np.int64) - 8
+    return np.stack([high, low], axis=-1).reshape(packed.shape[0], -1)
+
+
+def check_reference_group_dequantize(k):
+    """The decomposed reference's dequantize_per_channel_group:
+    w.reshape(-1, group_size).sub(zp).mul(scales).reshape_as(w).to(output_dtype), with int64 zero points (an
+    int8 zero-point tensor would make PyTorch subtract in int8 and wrap, which the kernel does not)."""
+    for four_bit in [False, True]:
+        for npdtype in ([np.uint8] if four_bit else [np.int8, np.uint8]):
+            for scale_dtype in [np.float32, np.float16]:
+                for out_dtype in [np.float32, np.float16]:
+                    for with_zp in [False, True]:
+                        rows, groups = int(RNG.integers(1, 9)), int(RNG.integers(1, 5))
+                        group_size = int(RNG.choice([2, 8, 32, 64]))
+                        cols = groups * group_size
+                        if four_bit:
+                            lo, hi = -8, 7
+                            packed = RNG.integers(0, 256, size=(rows, cols // 2)).astype(np.uint8)
+                            ints = unpack_int4(packed)
+                        else:
+                            lo, hi = BOUNDS[npdtype]
+                            packed = RNG.integers(lo, hi + 1, size=(rows, cols)).astype(npdtype)
+                            ints = packed.astype(np.int64)
+                        scales = RNG.uniform(0.001, 1.0, size=(rows, groups)).astype(scale_dtype)
+                        zps = RNG.integers(lo, hi + 1, size=(rows, groups)).astype(np.int64) if with_zp else None
+                        out = empty_like_layout((rows, cols), out_dtype)
+                        if four_bit:
+                            k.call("quantized_decomposed::dequantize_per_channel_group_4bit.out", layout(packed),
+                                   scales, zps, lo, hi, group_size, ScalarType(out_dtype), out)
+                        else:
+                            k.call("quantized_decomposed::dequantize_per_channel_group.out", layout(packed), scales,
+                                   zps, lo, hi, ScalarType(npdtype), group_size, ScalarType(out_dtype), out)
+                        grouped = torch.from_numpy(ints).reshape(-1, group_size)
+                        zp = torch.from_numpy(zps).reshape(-1, 1) if with_zp else torch.zeros([], dtype=torch.int32)
+                        want = grouped.sub(zp).mul(torch.from_numpy(scales).reshape(-1, 1)).reshape(rows, cols)
+                        want = want.to(TORCH_DTYPES[out_dtype]).numpy()
+                        compare(f"reference dequantize_per_channel_group{'_4bit' if four_bit else ''} "
+                                f"{np.dtype(scale_dtype).name}->{np.dtype(out_dtype).name}", out, want)
+
+
 def check_reference_add(k):
     for _ in range(40):
         shape = random_shape()
@@ -415,6 +459,7 @@ def main():
     check_reference_quantize(kernels)
     check_reference_dequantize(kernels)
     check_reference_add(kernels)
+    check_reference_group_dequantize(kernels)
     families = {}
     for name, count in COMPARED.items():
         family = " ".join(name.split()[:2])

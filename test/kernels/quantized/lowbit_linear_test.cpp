@@ -1,0 +1,244 @@
+// et_quantized::linear_8da4w.out / linear_8da8w.out: bit for bit the
+// documented integer-then-float order (an independent scalar model built on
+// the library's own per-token quantize), the same bytes under every Highway
+// target, within the documented bound of the decomposed reference chain
+// (choose_qparams -> quantize -> dequantize_per_token -> dequantize weights
+// -> float linear), and every error naming its argument.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "et_ops/kernels/quantized.h"
+#include "simd_targets.h"
+#include "test_util.h"
+
+namespace {
+
+using et_ops::DType;
+using et_ops::KernelContext;
+using et_ops::TensorRef;
+using et_ops::test::bits_of;
+using et_ops::test::for_each_simd_target;
+using et_ops::test::Owned;
+using et_ops::test::require_error;
+namespace q = et_ops::kernels::quantized;
+
+struct Problem {
+  int64_t tokens, in, out, group_size;
+  bool four_bit, with_bias;
+};
+
+struct Data {
+  std::vector<float> x, scales, bias;
+  std::vector<int8_t> w;        // [N, K] integer weights
+  std::vector<uint8_t> packed;  // [N, K/2] for int4
+};
+
+Data random_data(const Problem& p, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> w4(-8, 7), w8(-128, 127);
+  std::uniform_real_distribution<float> scale(0.001f, 0.1f);
+  Data d;
+  d.x.resize(static_cast<std::size_t>(p.tokens * p.in));
+  for (auto& v : d.x) v = normal(rng) * 3.0f;
+  d.w.resize(static_cast<std::size_t>(p.out * p.in));
+  for (auto& v : d.w) v = static_cast<int8_t>(p.four_bit ? w4(rng) : w8(rng));
+  d.scales.resize(static_cast<std::size_t>(p.out * (p.in / p.group_size)));
+  for (auto& s : d.scales) s = scale(rng);
+  if (p.with_bias)
+    for (int64_t n = 0; n < p.out; ++n) d.bias.push_back(normal(rng));
+  if (p.four_bit)
+    for (std::size_t m = 0; m < d.w.size() / 2; ++m)
+      d.packed.push_back(static_cast<uint8_t>(((d.w[2 * m] + 8) << 4) | (d.w[2 * m + 1] + 8)));
+  return d;
+}
+
+// The per-token quantization of the reference: the library's two kernels.
+void quantize_tokens(const Problem& p, const Data& d, std::vector<int8_t>& qx, std::vector<double>& s,
+                     std::vector<int64_t>& zp) {
+  Owned<float> x({p.tokens, p.in}, d.x);
+  Owned<double> scales({p.tokens, 1}, std::vector<double>(static_cast<std::size_t>(p.tokens)));
+  Owned<int64_t> zps({p.tokens, 1}, std::vector<int64_t>(static_cast<std::size_t>(p.tokens)));
+  Owned<int8_t> out({p.tokens, p.in}, std::vector<int8_t>(d.x.size()));
+  KernelContext ctx;
+  REQUIRE(q::choose_qparams_per_token_asymmetric_out(ctx, x, DType::Int8, scales, zps));
+  REQUIRE(q::quantize_per_token_out(ctx, x, scales, zps, -128, 127, DType::Int8, out));
+  qx = out.values;
+  s = scales.values;
+  zp = zps.values;
+}
+
+// The documented order, written out with scalars.
+std::vector<float> model(const Problem& p, const Data& d) {
+  std::vector<int8_t> qx;
+  std::vector<double> s;
+  std::vector<int64_t> zp;
+  quantize_tokens(p, d, qx, s, zp);
+  const int64_t groups = p.in / p.group_size;
+  std::vector<float> y(static_cast<std::size_t>(p.tokens * p.out));
+  for (int64_t t = 0; t < p.tokens; ++t)
+    for (int64_t n = 0; n < p.out; ++n) {
+      float acc = 0.0f;
+      for (int64_t g = 0; g < groups; ++g) {
+        int64_t isum = 0;
+        for (int64_t k = g * p.group_size; k < (g + 1) * p.group_size; ++k)
+          isum += (qx[static_cast<std::size_t>(t * p.in + k)] - zp[static_cast<std::size_t>(t)]) *
+                  d.w[static_cast<std::size_t>(n * p.in + k)];
+        const float product = static_cast<float>(isum) * d.scales[static_cast<std::size_t>(n * groups + g)];
+        acc = acc + product;
+      }
+      float v = acc * static_cast<float>(s[static_cast<std::size_t>(t)]);
+      if (p.with_bias) v = v + d.bias[static_cast<std::size_t>(n)];
+      y[static_cast<std::size_t>(t * p.out + n)] = v;
+    }
+  return y;
+}
+
+std::vector<float> run(const Problem& p, const Data& d) {
+  Owned<float> x({p.tokens, p.in}, d.x);
+  Owned<float> scales({p.out, p.in / p.group_size}, d.scales);
+  Owned<float> bias({p.out}, d.bias.empty() ? std::vector<float>(static_cast<std::size_t>(p.out)) : d.bias);
+  Owned<float> out({p.tokens, p.out}, std::vector<float>(static_cast<std::size_t>(p.tokens * p.out), -7.0f));
+  const std::optional<TensorRef> b = p.with_bias ? std::optional<TensorRef>(bias.ref()) : std::nullopt;
+  KernelContext ctx;
+  bool ok;
+  if (p.four_bit) {
+    Owned<uint8_t> w({p.out, p.in / 2}, d.packed);
+    ok = q::linear_8da4w_out(ctx, x, w, scales, p.group_size, b, out);
+  } else {
+    Owned<int8_t> w({p.out, p.in}, d.w);
+    ok = q::linear_8da8w_out(ctx, x, w, scales, b, out);
+  }
+  INFO(ctx.message());
+  REQUIRE(ok);
+  return out.values;
+}
+
+const Problem kProblems[] = {
+    {1, 64, 16, 32, true, false},  {3, 96, 7, 32, true, true},    {5, 128, 9, 64, true, true},
+    {2, 40, 5, 8, true, false},    {1, 64, 16, 64, false, true},  {4, 200, 11, 200, false, false},
+    {1, 768, 8, 32, true, true},   {17, 256, 3, 128, true, false},
+};
+
+TEST_CASE("linear_8da4w / 8da8w: the documented order bit for bit, the same bytes on every target", "[lowbit]") {
+  auto rng = et_ops::test::seeded_rng(8);
+  for (const Problem& p : kProblems) {
+    INFO("T " << p.tokens << " K " << p.in << " N " << p.out << " group " << p.group_size << " int4 " << p.four_bit);
+    const Data d = random_data(p, rng);
+    const std::vector<float> expected = model(p, d);
+    for_each_simd_target([&] {
+      const std::vector<float> got = run(p, d);
+      std::size_t mismatches = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) mismatches += bits_of(got[i]) != bits_of(expected[i]);
+      CHECK(mismatches == 0);
+    });
+  }
+}
+
+// The reference chain with the library's kernels, the linear summed in
+// binary64 (the chain's float32 linear has no order of its own to match);
+// the bound covers both float32 sides: the kernel's G + 3 roundings and the
+// chain's K + 2.
+TEST_CASE("linear_8da4w / 8da8w: within the documented bound of the decomposed reference chain", "[lowbit]") {
+  auto rng = et_ops::test::seeded_rng(9);
+  for (const Problem& p : kProblems) {
+    const Data d = random_data(p, rng);
+    std::vector<int8_t> qx;
+    std::vector<double> s;
+    std::vector<int64_t> zp;
+    quantize_tokens(p, d, qx, s, zp);
+    // dequantize_per_token (f64 scales) and the weights' dequantize, as the chain does.
+    Owned<int8_t> qt({p.tokens, p.in}, qx);
+    Owned<double> st({p.tokens, 1}, s);
+    Owned<int64_t> zt({p.tokens, 1}, zp);
+    Owned<float> xd({p.tokens, p.in}, std::vector<float>(d.x.size()));
+    KernelContext ctx;
+    REQUIRE(q::dequantize_per_token_out(ctx, qt, st, zt, -128, 127, DType::Int8, DType::Float32, xd));
+    Owned<int8_t> w({p.out, p.in}, d.w);
+    Owned<float> ws({p.out, p.in / p.group_size}, d.scales);
+    Owned<float> wd({p.out, p.in}, std::vector<float>(d.w.size()));
+    REQUIRE(q::dequantize_per_channel_group_out(ctx, w, ws, std::nullopt, -128, 127, DType::Int8, p.group_size,
+                                                DType::Float32, wd));
+    const std::vector<float> got = run(p, d);
+    const double u = std::ldexp(1.0, -24);
+    const int64_t groups = p.in / p.group_size;
+    for (int64_t t = 0; t < p.tokens; ++t)
+      for (int64_t n = 0; n < p.out; ++n) {
+        double sum = 0.0, magnitude = 0.0;
+        for (int64_t k = 0; k < p.in; ++k) {
+          const double product = static_cast<double>(xd.values[static_cast<std::size_t>(t * p.in + k)]) *
+                                 wd.values[static_cast<std::size_t>(n * p.in + k)];
+          sum += product;
+          magnitude += std::fabs(product);
+        }
+        const double bias = p.with_bias ? d.bias[static_cast<std::size_t>(n)] : 0.0;
+        const double reference = sum + bias;
+        const double bound = (static_cast<double>(p.in + groups) + 8.0) * u * magnitude + 2.0 * u * std::fabs(reference);
+        const double error = std::fabs(got[static_cast<std::size_t>(t * p.out + n)] - reference);
+        INFO("t " << t << " n " << n << " error " << error << " bound " << bound);
+        CHECK(error <= bound);
+      }
+  }
+}
+
+TEST_CASE("linear_8da4w: leading batch dims, and an empty batch", "[lowbit]") {
+  Owned<float> x({2, 1, 4}, {1, -2, 3, 0.5f, -1, 0, 2, 4});
+  Owned<uint8_t> w({2, 2}, {0x9F, 0x80, 0x80, 0x7A});  // [1, 7, 0, -8], [0, -8, -1, 2]
+  Owned<float> ws({2, 2}, {0.5f, 0.25f, 1.0f, 2.0f});
+  Owned<float> out({2, 1, 2}, Owned<float>::filled({2, 1, 2}, 0.0f));
+  KernelContext ctx;
+  REQUIRE(q::linear_8da4w_out(ctx, x, w, ws, 2, std::nullopt, out));
+  // Each output within a few quantization steps of the float product.
+  const float exact[] = {1 * 0.5f - 2 * 7 * 0.5f + 3 * 0 * 0.25f + 0.5f * -8 * 0.25f,
+                         1 * 0 * 1.0f - 2 * -8 * 1.0f + 3 * -1 * 2.0f + 0.5f * 2 * 2.0f,
+                         -1 * 0.5f + 0 + 2 * 0 + 4 * -8 * 0.25f, -1 * 0 + 0 + 2 * -1 * 2.0f + 4 * 2 * 2.0f};
+  for (int i = 0; i < 4; ++i) CHECK(std::fabs(out.values[static_cast<std::size_t>(i)] - exact[i]) < 0.2f);
+  Owned<float> none({0, 4}, {});
+  Owned<float> none_out({0, 2}, {});
+  CHECK(q::linear_8da4w_out(ctx, none, w, ws, 2, std::nullopt, none_out));
+}
+
+TEST_CASE("linear_8da4w / 8da8w: every error names its argument", "[lowbit][errors]") {
+  Owned<float> x({2, 4}, Owned<float>::filled({2, 4}, 1.0f));
+  Owned<uint8_t> w4({3, 2}, Owned<uint8_t>::filled({3, 2}, 0x88));
+  Owned<int8_t> w8({3, 4}, Owned<int8_t>::filled({3, 4}, 1));
+  Owned<float> ws({3, 2}, Owned<float>::filled({3, 2}, 1.0f));
+  Owned<float> ws1({3}, Owned<float>::filled({3}, 1.0f));
+  Owned<float> out({2, 3}, Owned<float>::filled({2, 3}, 0.0f));
+  auto expect_4w = [&](TensorRef input, TensorRef weight, TensorRef scales, int64_t group, std::optional<TensorRef> bias,
+                       TensorRef o, std::initializer_list<std::string_view> fragments) {
+    KernelContext ctx;
+    CHECK_FALSE(q::linear_8da4w_out(ctx, input, weight, scales, group, bias, o));
+    require_error(ctx, fragments);
+  };
+  Owned<double> x64({2, 4}, std::vector<double>(8, 1.0));
+  expect_4w(x64, w4, ws, 2, std::nullopt, out, {"input", "float64"});
+  expect_4w(x, w8, ws, 2, std::nullopt, out, {"weight", "int8"});
+  Owned<uint8_t> w_wide({3, 4}, Owned<uint8_t>::filled({3, 4}, 0x88));
+  expect_4w(x, w_wide, ws, 2, std::nullopt, out, {"weight must be [N, 2]"});
+  expect_4w(x, w4, ws, 3, std::nullopt, out, {"group_size 3"});
+  expect_4w(x, w4, ws, 4, std::nullopt, out, {"weight_scales has 6 elements"});
+  Owned<float> bad_scales({3, 2}, {1, 1, 1, 0, 1, 1});
+  expect_4w(x, w4, bad_scales, 2, std::nullopt, out, {"weight_scales[3] must be finite and > 0"});
+  Owned<float> short_bias({2}, {0, 0});
+  expect_4w(x, w4, ws, 2, short_bias.ref(), out, {"bias has shape [2], expected [3]"});
+  Owned<float> wrong_out({2, 4}, Owned<float>::filled({2, 4}, 0.0f));
+  expect_4w(x, w4, ws, 2, std::nullopt, wrong_out, {"out has shape [2, 4]"});
+  Owned<float> transposed({2, 4}, Owned<float>::filled({2, 4}, 1.0f), {1, 0});
+  expect_4w(transposed, w4, ws, 2, std::nullopt, out, {"input must be contiguous"});
+  Owned<float> nan_x({2, 4}, {1, 2, std::numeric_limits<float>::quiet_NaN(), 0, 0, 0, 0, 0});
+  expect_4w(nan_x, w4, ws, 2, std::nullopt, out, {"NaN"});
+  KernelContext ctx;
+  CHECK_FALSE(q::linear_8da8w_out(ctx, x, w4, ws1, std::nullopt, out));
+  require_error(ctx, {"weight", "uint8"});
+  KernelContext ok_ctx;
+  CHECK(q::linear_8da8w_out(ok_ctx, x, w8, ws1, std::nullopt, out));
+}
+
+}  // namespace
