@@ -17,7 +17,7 @@ build=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
 runs=${FUZZ_RUNS:-100000}
 jobs=${JOBS:-$(nproc)}
-targets=(etp_loader npy_reader quantized_kernels portable_kernels xnnpack_kernels)
+targets=(etp_loader npy_reader quantized_kernels portable_kernels xnnpack_kernels state_writes)
 # As in scripts/test-sanitizers.sh: -O1, line tables, assertions on, UBSan
 # without the checks that only cost compile time here.
 options=(-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=false

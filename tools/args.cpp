@@ -62,4 +62,20 @@ bool asks_for_help(const std::vector<std::string>& args) {
   return std::find_if(args.begin(), end, [](const std::string& a) { return a == "-h" || a == "--help"; }) != end;
 }
 
+long parse_count(const Arguments& args, const std::string& option, long max, const char* what, long absent,
+                 long min) {
+  const std::optional<std::string> text = args.value(option);
+  if (!text) return absent;
+  std::size_t used = 0;
+  long value = 0;
+  try {
+    value = std::stol(*text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text->size() || value < min || value > max)
+    throw UsageError(fmt::format("{}: '{}' is not a {} ({} to {})", option, *text, what, min, max));
+  return value;
+}
+
 }  // namespace et_ops::tool

@@ -74,6 +74,11 @@ class Arguments {
   std::map<std::string, std::vector<std::string>> values_;
 };
 
+// A count option (--repeat, --threads, ...): `absent` when it is not given,
+// else a number from `min` to `max`; a UsageError naming `what` otherwise.
+long parse_count(const Arguments& args, const std::string& option, long max, const char* what, long absent = 1,
+                 long min = 1);
+
 // True when the arguments ask for help (-h or --help before any "--").
 bool asks_for_help(const std::vector<std::string>& args);
 

@@ -1,7 +1,7 @@
 // et-ops inspect PROGRAM.etp [--json]
 // What a program contains, read without resolving its operators: name,
-// inputs and outputs, constants, instructions with their arguments, and
-// the activation memory one run state plans.
+// inputs and outputs, symbols, constants, state, instructions with their
+// arguments, and the activation memory one run state plans.
 #include <fmt/format.h>
 
 #include <map>
@@ -30,8 +30,18 @@ std::string dtype_text(int64_t raw) {
   return is_valid_dtype(static_cast<int32_t>(raw)) ? std::string(dtype_name(static_cast<DType>(raw))) : "invalid";
 }
 
-std::string tensor_text(const TensorSpec& spec, bool always_dim_order) {
-  std::string text = fmt::format("{} {}", dtype_name(spec.dtype), dims_text(spec.sizes));
+// "[1, 16]", or "[1, T]" for symbolic sizes (the same for an int_list).
+std::string entries_text(const Program::Inspection& p, const std::vector<int64_t>& values,
+                         const std::vector<SymbolicInt>& symbolic) {
+  if (symbolic.empty()) return dims_text(values);
+  std::vector<std::string> entries;
+  for (const SymbolicInt& e : symbolic) entries.push_back(symbolic_text(e, p.symbols));
+  return fmt::format("[{}]", fmt::join(entries, ", "));
+}
+
+std::string tensor_text(const Program::Inspection& p, const Value& value, bool always_dim_order) {
+  const TensorSpec& spec = value.tensor;
+  std::string text = fmt::format("{} {}", dtype_name(spec.dtype), entries_text(p, spec.sizes, value.symbolic));
   if (always_dim_order || !contiguous(spec)) text += fmt::format(" dim_order {}", dims_text(spec.dim_order));
   return text;
 }
@@ -44,6 +54,7 @@ std::string role_text(const Program::Inspection& p, uint32_t v) {
   for (std::size_t i = 0; i < p.outputs.size(); ++i)
     if (p.outputs[i] == v) roles.push_back(fmt::format("output {}", i));
   if (p.values[v].constant) roles.push_back("constant");
+  if (p.values[v].state) roles.push_back("state");
   return fmt::format("{}", fmt::join(roles, ", "));
 }
 
@@ -52,13 +63,15 @@ std::string value_text(const Program::Inspection& p, uint32_t v) {
   switch (value.tag) {
     case ET_OPS_VALUE_TENSOR: {
       const std::string role = role_text(p, v);
-      return fmt::format("%{} {}{}", v, tensor_text(value.tensor, false), role.empty() ? "" : " (" + role + ")");
+      return fmt::format("%{} {}{}", v, tensor_text(p, value, false), role.empty() ? "" : " (" + role + ")");
     }
-    case ET_OPS_VALUE_INT: return fmt::format("%{} int {}", v, value.integer);
+    case ET_OPS_VALUE_INT:
+      return fmt::format("%{} int {}", v, value.symbolic.empty() ? fmt::format("{}", value.integer)
+                                                                 : symbolic_text(value.symbolic[0], p.symbols));
     case ET_OPS_VALUE_DOUBLE: return fmt::format("%{} double {}", v, value.real);
     case ET_OPS_VALUE_BOOL: return fmt::format("%{} bool {}", v, value.integer != 0);
     case ET_OPS_VALUE_SCALAR_TYPE: return fmt::format("%{} scalar_type {}", v, dtype_text(value.integer));
-    case ET_OPS_VALUE_INT_LIST: return fmt::format("%{} int_list {}", v, dims_text(value.list));
+    case ET_OPS_VALUE_INT_LIST: return fmt::format("%{} int_list {}", v, entries_text(p, value.list, value.symbolic));
     case ET_OPS_VALUE_TENSOR_LIST: {
       std::vector<std::string> names;
       for (int64_t element : value.list) names.push_back(fmt::format("%{}", element));
@@ -68,16 +81,17 @@ std::string value_text(const Program::Inspection& p, uint32_t v) {
   }
 }
 
+// Constants (read-only) or state tensors (copied into each run state).
 struct ConstantSummary {
   std::size_t count = 0;
   std::size_t bytes = 0;
   std::map<std::string, std::pair<std::size_t, std::size_t>> by_dtype;  // dtype -> (count, bytes)
 };
 
-ConstantSummary summarize_constants(const Program::Inspection& p) {
+ConstantSummary summarize_constants(const Program::Inspection& p, bool state = false) {
   ConstantSummary summary;
   for (const Value& value : p.values) {
-    if (value.tag != ET_OPS_VALUE_TENSOR || !value.constant) continue;
+    if (value.tag != ET_OPS_VALUE_TENSOR || !(state ? value.state : value.constant)) continue;
     const std::size_t bytes = value.tensor.nbytes();
     ++summary.count;
     summary.bytes += bytes;
@@ -93,7 +107,7 @@ void print_io(const Program::Inspection& p, const char* title, const std::vector
   for (std::size_t i = 0; i < indices.size(); ++i) {
     const Value& value = p.values[indices[i]];
     fmt::print("  {}  {}\n", i,
-               value.tag == ET_OPS_VALUE_TENSOR ? fmt::format("%{} {}", indices[i], tensor_text(value.tensor, true))
+               value.tag == ET_OPS_VALUE_TENSOR ? fmt::format("%{} {}", indices[i], tensor_text(p, value, true))
                                                 : value_text(p, indices[i]));
   }
 }
@@ -102,6 +116,11 @@ void print_text(const std::string& path, const Program::Inspection& p) {
   fmt::print("program {}{}\n", path, p.name.empty() ? "" : fmt::format(" ('{}')", p.name));
   print_io(p, "inputs", p.inputs);
   print_io(p, "outputs", p.outputs);
+  if (!p.symbols.empty()) {
+    std::vector<std::string> symbols;
+    for (const Symbol& s : p.symbols) symbols.push_back(fmt::format("{} in [{}, {}]", s.name, s.min, s.max));
+    fmt::print("symbols: {} (memory is planned for the largest sizes)\n", fmt::join(symbols, ", "));
+  }
   const ConstantSummary constants = summarize_constants(p);
   std::vector<std::string> dtypes;
   for (const auto& [dtype, totals] : constants.by_dtype)
@@ -110,7 +129,15 @@ void print_text(const std::string& path, const Program::Inspection& p) {
              dtypes.empty() ? "" : fmt::format("; {}", fmt::join(dtypes, ", ")));
   for (uint32_t v = 0; v < p.values.size(); ++v)
     if (p.values[v].tag == ET_OPS_VALUE_TENSOR && p.values[v].constant)
-      fmt::print("  %{}  {}, {} bytes\n", v, tensor_text(p.values[v].tensor, false), p.values[v].tensor.nbytes());
+      fmt::print("  %{}  {}, {} bytes\n", v, tensor_text(p, p.values[v], false), p.values[v].tensor.nbytes());
+  const ConstantSummary state = summarize_constants(p, true);
+  if (state.count > 0) {
+    fmt::print("state: {} tensor(s), {} bytes, in each run state (initial bytes in the file)\n", state.count,
+               state.bytes);
+    for (uint32_t v = 0; v < p.values.size(); ++v)
+      if (p.values[v].tag == ET_OPS_VALUE_TENSOR && p.values[v].state)
+        fmt::print("  %{}  {}, {} bytes\n", v, tensor_text(p, p.values[v], false), p.values[v].tensor.nbytes());
+  }
   fmt::print("instructions ({}, {} operator(s)):\n", p.instructions.size(), p.operators.size());
   for (std::size_t i = 0; i < p.instructions.size(); ++i) {
     std::vector<std::string> args;
@@ -134,15 +161,22 @@ nlohmann::json value_json(const Program::Inspection& p, uint32_t v) {
     case ET_OPS_VALUE_TENSOR:
       j.update(tensor_json(value.tensor));
       j["constant"] = value.constant;
+      if (value.state) j["state"] = true;
+      if (value.state) j["nbytes"] = value.tensor.nbytes();
       if (value.constant) j["nbytes"] = value.tensor.nbytes();
       break;
-    case ET_OPS_VALUE_INT: j["value"] = value.integer; break;
+    case ET_OPS_VALUE_INT: j["value"] = value.integer; break;  // symbolic: the largest value (below)
     case ET_OPS_VALUE_DOUBLE: j["value"] = value.real; break;
     case ET_OPS_VALUE_BOOL: j["value"] = value.integer != 0; break;
     case ET_OPS_VALUE_SCALAR_TYPE: j["value"] = dtype_text(value.integer); break;
     case ET_OPS_VALUE_INT_LIST:
     case ET_OPS_VALUE_TENSOR_LIST: j["value"] = value.list; break;
     default: break;
+  }
+  if (!value.symbolic.empty()) {
+    std::vector<std::string> entries;
+    for (const SymbolicInt& e : value.symbolic) entries.push_back(symbolic_text(e, p.symbols));
+    j["symbolic"] = entries;
   }
   return j;
 }
@@ -153,8 +187,12 @@ nlohmann::json to_json(const std::string& path, const Program::Inspection& p) {
                  dtypes = nlohmann::json::object();
   for (uint32_t v : p.inputs) inputs.push_back(value_json(p, v));
   for (uint32_t v : p.outputs) outputs.push_back(value_json(p, v));
-  for (uint32_t v = 0; v < p.values.size(); ++v)
+  nlohmann::json state = nlohmann::json::array(), symbols = nlohmann::json::array();
+  for (uint32_t v = 0; v < p.values.size(); ++v) {
     if (p.values[v].tag == ET_OPS_VALUE_TENSOR && p.values[v].constant) tensors.push_back(value_json(p, v));
+    if (p.values[v].tag == ET_OPS_VALUE_TENSOR && p.values[v].state) state.push_back(value_json(p, v));
+  }
+  for (const Symbol& s : p.symbols) symbols.push_back({{"name", s.name}, {"min", s.min}, {"max", s.max}});
   const ConstantSummary constants = summarize_constants(p);
   for (const auto& [dtype, totals] : constants.by_dtype)
     dtypes[dtype] = {{"count", totals.first}, {"bytes", totals.second}};
@@ -165,6 +203,9 @@ nlohmann::json to_json(const std::string& path, const Program::Inspection& p) {
   }
   return {{"path", path},
           {"name", p.name},
+          {"version", p.version},
+          {"symbols", symbols},
+          {"state", state},
           {"inputs", inputs},
           {"outputs", outputs},
           {"constants", {{"count", constants.count}, {"bytes", constants.bytes}, {"dtypes", dtypes},
@@ -182,7 +223,8 @@ CommandSpec inspect_spec() {
   CommandSpec spec;
   spec.name = "inspect";
   spec.operands = "PROGRAM.etp";
-  spec.summary = "what a program contains: inputs, outputs, constants, instructions and planned memory";
+  spec.summary = "what a program contains: inputs, outputs, symbols, constants, state, instructions and planned "
+                 "memory";
   spec.details =
       "Reads and validates the file as a load does, without resolving operators, so it works when\n"
       "kernels are missing. Values are written %N (their index in the file).\n";

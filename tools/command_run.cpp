@@ -31,22 +31,6 @@ std::string duration_text(double milliseconds) {
   return fmt::format("{:.3f} ms", milliseconds);
 }
 
-// A count option (--repeat, --threads): 1 when absent, else 1 to `max`.
-int parse_count(const Arguments& args, const std::string& option, long max, const char* what) {
-  const std::optional<std::string> text = args.value(option);
-  if (!text) return 1;
-  std::size_t used = 0;
-  long value = 0;
-  try {
-    value = std::stol(*text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text->size() || value < 1 || value > max)
-    throw UsageError(fmt::format("{}: '{}' is not a {} (1 to {})", option, *text, what, max));
-  return static_cast<int>(value);
-}
-
 double median_of_sorted(const std::vector<double>& sorted) {
   const std::size_t n = sorted.size();
   return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
@@ -174,8 +158,8 @@ CommandSpec run_spec() {
 
 int run_command(const Arguments& args) {
   const RegistrySetup setup = registry_setup_from(args);
-  const int repeat = parse_count(args, "--repeat", 1000000000, "positive number of runs");
-  const int threads = parse_count(args, "--threads", 1024, "number of threads");
+  const int repeat = static_cast<int>(parse_count(args, "--repeat", 1000000000, "positive number of runs"));
+  const int threads = static_cast<int>(parse_count(args, "--threads", 1024, "number of threads"));
   const std::optional<std::string> profile_path = args.value("--profile");
   const std::optional<std::string> output_dir = args.value("--output-dir");
   const bool batched = args.flag("--batch");

@@ -5,7 +5,8 @@ namespace et_ops::tool {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      {run_spec(), &run_command},         {inspect_spec(), &inspect_command}, {doctor_spec(), &doctor_command},
+      {run_spec(), &run_command},         {generate_spec(), &generate_command},
+      {inspect_spec(), &inspect_command}, {doctor_spec(), &doctor_command},
       {ops_spec(), &ops_command},         {check_spec(), &check_command},
       {completion_spec(), &completion_command},
   };

@@ -22,6 +22,8 @@ const Command* find_command(const std::string& name);
 
 CommandSpec run_spec();
 int run_command(const Arguments& args);
+CommandSpec generate_spec();
+int generate_command(const Arguments& args);
 CommandSpec inspect_spec();
 int inspect_command(const Arguments& args);
 CommandSpec doctor_spec();

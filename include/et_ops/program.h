@@ -1,4 +1,4 @@
-// Programs (.etp, format version 1): loading, and
+// Programs (.etp, format versions 1 and 2): loading, and
 // running with a per-thread run state.
 //
 // A loaded Program is immutable: constants mapped from the file, every
@@ -6,7 +6,10 @@
 // RunState, which holds the activation memory (inputs, intermediates,
 // outputs), allocated once when the state is made and reused by every run,
 // so one program can run from several threads, each with its own state,
-// and a run allocates nothing.
+// and a run allocates nothing. A version-2 program may also hold state
+// (tensors every run state starts from the file's bytes, keeps from run to
+// run and restores on reset()) and bounded dynamic shapes (symbols bound
+// from the inputs' sizes when a run starts).
 #ifndef ET_OPS_PROGRAM_H
 #define ET_OPS_PROGRAM_H
 
@@ -46,10 +49,34 @@ struct TensorSpec {
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
 };
 
+// A symbol of a program with bounded dynamic shapes: any value in [min, max].
+struct Symbol {
+  std::string name;
+  int64_t min = 0;
+  int64_t max = 0;
+};
+
+// mul * symbol + add: a symbolic size or int. `symbol` indexes the program's
+// symbols; -1 means the constant `add`.
+struct SymbolicInt {
+  int32_t symbol = -1;
+  int64_t mul = 1;
+  int64_t add = 0;
+};
+
+// "T", "2*T+1", "T-1", or the number.
+ET_OPS_API std::string symbolic_text(const SymbolicInt& value, const std::vector<Symbol>& symbols);
+
+// The sizes an input accepts in one dimension (min == max when it is static).
+struct SizeBounds {
+  int64_t min = 0;
+  int64_t max = 0;
+};
+
 enum class LoadErrorKind {
   None,
   File,              // cannot open or read the file
-  Format,            // not a valid .etp v1 program (magic, version, header, ranges, indices, limits)
+  Format,            // not a valid .etp program (magic, version, header, ranges, indices, limits)
   MissingOperators,  // valid program, but operators are not registered (a packaging problem)
 };
 
@@ -101,7 +128,12 @@ class ET_OPS_API Program {
     struct Value {
       int32_t tag = ET_OPS_VALUE_NONE;  // et_ops_value_tag: tensor, int, double, ...
       TensorSpec tensor;                // tensors
-      bool constant = false;            // a tensor whose bytes are in the file
+      bool constant = false;            // a read-only tensor whose bytes are in the file
+      bool state = false;               // a state tensor: starts from bytes in the file, kept between runs
+      // Symbolic tensor sizes, int or int_list elements (one per size or
+      // element); empty when the value is static. `tensor.sizes` and
+      // `integer` / `list` then hold the largest values (what memory is planned for).
+      std::vector<SymbolicInt> symbolic;
       int64_t integer = 0;              // int; bool (0 or 1); scalar_type (et_ops_dtype number)
       double real = 0.0;                // double
       std::vector<int64_t> list;        // int_list: the integers; tensor_list: the value indices
@@ -111,6 +143,8 @@ class ET_OPS_API Program {
       std::vector<uint32_t> args;  // value indices, in schema order
     };
     std::string name;
+    uint32_t version = 1;                // the .etp format version
+    std::vector<Symbol> symbols;         // bounded dynamic shapes (version 2)
     std::vector<std::string> operators;  // unique, order of first use
     std::vector<Value> values;
     std::vector<uint32_t> inputs;   // value indices
@@ -132,8 +166,16 @@ class ET_OPS_API Program {
   const std::vector<std::string>& operators() const;  // unique, order of first use
   std::size_t input_count() const;
   std::size_t output_count() const;
+  // Input i's spec; a dynamic dimension has its largest size.
   const TensorSpec& input_spec(std::size_t i) const;
-  // Output i's spec; outputs that are not tensors have dtype Int64 / Float64 /
+  // The sizes input i accepts, per dimension.
+  std::vector<SizeBounds> input_bounds(std::size_t i) const;
+  // The program's symbols (empty without dynamic shapes).
+  const std::vector<Symbol>& symbols() const;
+  // How many state tensors one run state holds.
+  std::size_t state_count() const;
+  // Output i's spec (a dynamic dimension has its largest size; RunState::output
+  // has the sizes of the last run); outputs that are not tensors have dtype Int64 / Float64 /
   // Bool and empty sizes (a 0-dim tensor).
   const TensorSpec& output_spec(std::size_t i) const;
   // Bytes of activation memory one RunState holds.
@@ -169,12 +211,22 @@ class ET_OPS_API RunState {
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
 
-  // Input i, to be filled before a run (it has the program's input spec).
+  // Input i, to be filled before a run (it has the program's input spec, or
+  // the sizes resize_input gave it).
   TensorRef input(std::size_t i);
+  // Gives a dynamic input the sizes of the next run. False (with `error`
+  // naming the input, the dimension and the bound) when a size is outside
+  // what the input accepts (Program::input_bounds) or the rank differs.
+  // Consistency between inputs that carry the same symbol is checked when
+  // the run starts.
+  bool resize_input(std::size_t i, const std::vector<int64_t>& sizes, std::string* error = nullptr);
   // Copies `nbytes` into input i; false (with `error`) on a size mismatch.
   bool set_input(std::size_t i, const void* data, std::size_t nbytes, std::string* error = nullptr);
   // Output i after a run. Non-tensor outputs are 0-dim tensors.
   TensorRef output(std::size_t i) const;
+  // Restores every state tensor to the program's initial bytes (a fresh
+  // state's contents). Runs change state only through their kernels.
+  void reset();
 
   // The threads the state's runs use (1, the default: the calling thread
   // alone). Any count gives the same bytes. False (with `error`) when the

@@ -7,6 +7,8 @@ error makes the import fail with ImportError and the registry's message.
     import et_ops
     program = et_ops.load("qmlp.etp")
     outputs = program.run([numpy_array])
+    session = program.session()               # keeps a program's state between runs
+    new_tokens = et_ops.generate(lm_program, [1, 2, 3], max_new_tokens=16)
 
 The exporter is `python3 -m et_ops.export` (see et_ops.export). An
 installed package also carries the C++ SDK: see et_ops.sdk and
@@ -15,7 +17,8 @@ installed package also carries the C++ SDK: see et_ops.sdk and
 
 from . import _et_ops
 from .errors import Error, InputError, LibraryError, LoadError, RunError
-from .program import Program, TensorSpec, load
+from .generation import Generation, generate
+from .program import Program, Session, TensorSpec, load
 from .registry import (clear_duplicate_policy, counters, duplicate_policy, load_library, registered_operators,
                        set_duplicate_policy, unregister_library)
 from .sdk import VERSION as __version__
@@ -25,7 +28,7 @@ components = _et_ops.components
 
 __all__ = [
     "Error", "InputError", "LibraryError", "LoadError", "RunError",
-    "Program", "TensorSpec", "load",
+    "Program", "Session", "TensorSpec", "load", "generate", "Generation",
     "clear_duplicate_policy", "counters", "duplicate_policy", "load_library", "registered_operators",
     "set_duplicate_policy", "unregister_library", "components",
 ]

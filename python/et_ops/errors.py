@@ -8,7 +8,7 @@ class Error(Exception):
 class LoadError(Error):
     """A program could not be loaded.
 
-    kind is 'file' (cannot open or read it), 'format' (not a valid .etp v1
+    kind is 'file' (cannot open or read it), 'format' (not a valid .etp
     program) or 'missing_operators' (a valid program whose operators are not
     all registered: a packaging problem, not a model problem). missing lists
     the missing operators as dicts with 'op', 'component' (the et_ops

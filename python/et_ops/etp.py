@@ -1,9 +1,14 @@
-"""Writing and reading et_ops program files (.etp, format version 1).
+"""Writing and reading et_ops program files (.etp, format versions 1 and 2).
 
 The layout: the magic ``ETOP``,
 a u32 version, a u64 header size H, H bytes of UTF-8 JSON, zero padding to
 the next multiple of 64, then the data segment holding the constants, each
 at a 64-byte aligned offset.
+
+Version 2 adds state tensors (``ProgramBuilder.state``) and bounded dynamic
+shapes (``ProgramBuilder.symbol``, and ``Sym`` in sizes and ints). The
+builder writes version 1 when a program uses neither, so such programs keep
+their bytes.
 
 `ProgramBuilder` collects values and instructions and writes the file; the
 output depends only on what was added, in what order, so the same model
@@ -17,7 +22,8 @@ import struct
 import numpy as np
 
 MAGIC = b"ETOP"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the newest version written and read
+SUPPORTED_VERSIONS = (1, 2)
 ALIGNMENT = 64
 _PREAMBLE = struct.Struct("<4sIQ")
 
@@ -59,6 +65,31 @@ def etp_dtype_of(array):
         raise TypeError(f"numpy dtype {array.dtype} has no .etp equivalent") from None
 
 
+class Sym:
+    """A symbolic size or int of a version-2 program: ``mul * symbol + add``.
+
+    ``Sym("T")`` is T, ``Sym("T", mul=2, add=1)`` is 2*T+1. Use it in a
+    tensor's sizes or as an int / int_list element; the symbol must be
+    declared with ``ProgramBuilder.symbol``.
+    """
+
+    def __init__(self, name, mul=1, add=0):
+        if int(mul) == 0:
+            raise ValueError("Sym: mul must not be 0 (write the constant instead)")
+        self.name, self.mul, self.add = str(name), int(mul), int(add)
+
+    def to_json(self):
+        return {"sym": self.name, "mul": self.mul, "add": self.add}
+
+    def __repr__(self):
+        return f"Sym({self.name!r}, mul={self.mul}, add={self.add})"
+
+
+def _entry(value):
+    """A size or int entry for the header: an int, or a Sym's JSON object."""
+    return value.to_json() if isinstance(value, Sym) else int(value)
+
+
 def _align(offset):
     return (offset + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
@@ -74,6 +105,7 @@ class ProgramBuilder:
         self._instructions = []
         self._inputs = []
         self._outputs = []
+        self._symbols = []
         self.metadata = {}
 
     # ---- values ----
@@ -87,11 +119,32 @@ class ProgramBuilder:
             self._interned[key] = self._add(value)
         return self._interned[key]
 
+    def symbol(self, name, min, max):  # noqa: A002 (the format's own key names)
+        """Declares a symbol for bounded dynamic shapes: any value in [min, max] (version 2)."""
+        if any(s["name"] == name for s in self._symbols):
+            raise ValueError(f"symbol {name!r} is declared twice")
+        if not 0 <= int(min) <= int(max):
+            raise ValueError(f"symbol {name!r}: bounds [{min}, {max}] must satisfy 0 <= min <= max")
+        self._symbols.append({"name": str(name), "min": int(min), "max": int(max)})
+        return Sym(name)
+
+    def _check_symbols(self, entries):
+        declared = {s["name"] for s in self._symbols}
+        for e in entries:
+            if isinstance(e, Sym) and e.name not in declared:
+                raise ValueError(f"symbol {e.name!r} is not declared (ProgramBuilder.symbol)")
+
     def tensor(self, dtype, sizes, dim_order=None):
-        """A tensor without data: an input or an intermediate (contiguous unless dim_order says otherwise)."""
+        """A tensor without data: an input or an intermediate (contiguous unless dim_order says otherwise).
+
+        A size may be a ``Sym`` (version 2): the tensor is then as large as the
+        symbols make it in each run, and memory is planned for the largest.
+        """
         if dtype not in NUMPY_DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}")
-        value = {"type": "tensor", "dtype": dtype, "sizes": [int(s) for s in sizes]}
+        sizes = list(sizes)
+        self._check_symbols(sizes)
+        value = {"type": "tensor", "dtype": dtype, "sizes": [_entry(s) for s in sizes]}
         if dim_order is not None:
             value["dim_order"] = [int(d) for d in dim_order]
         return self._add(value)
@@ -105,8 +158,17 @@ class ProgramBuilder:
         self._constants.append((index, data))
         return index
 
+    def state(self, array, dtype=None):
+        """A state tensor starting from `array` (version 2): each run state gets its own copy,
+        kept from run to run and restored by reset(). Kernels may write it."""
+        index = self.constant(array, dtype)
+        self._values[index]["state"] = True
+        return index
+
     def integer(self, value):
-        return self._interned_value({"type": "int", "value": int(value)})
+        """An int value; a ``Sym`` makes it symbolic (version 2)."""
+        self._check_symbols([value])
+        return self._interned_value({"type": "int", "value": _entry(value)})
 
     def double(self, value):
         return self._interned_value({"type": "double", "value": float(value)})
@@ -120,7 +182,10 @@ class ProgramBuilder:
         return self._interned_value({"type": "scalar_type", "value": dtype})
 
     def int_list(self, values):
-        return self._interned_value({"type": "int_list", "value": [int(v) for v in values]})
+        """An int_list value; elements may be ``Sym`` (version 2)."""
+        values = list(values)
+        self._check_symbols(values)
+        return self._interned_value({"type": "int_list", "value": [_entry(v) for v in values]})
 
     def tensor_list(self, tensors):
         """A `Tensor[]` argument: the value indices of its tensors, in order."""
@@ -179,11 +244,17 @@ class ProgramBuilder:
             values[index]["data"] = {"offset": offset, "nbytes": len(data)}
         return values, bytes(segment)
 
+    def version(self):
+        """The format version the program needs: 2 with state or symbols, else 1."""
+        uses_state = any(v.get("state") for v in self._values)
+        return 2 if uses_state or self._symbols else 1
+
     def to_bytes(self):
         values, segment = self._layout_constants()
+        version = self.version()
         header = {
             "format": "etp",
-            "version": FORMAT_VERSION,
+            "version": version,
             "name": self.name,
             "values": values,
             "inputs": self._inputs,
@@ -191,9 +262,11 @@ class ProgramBuilder:
             "instructions": self._instructions,
             "metadata": self.metadata,
         }
+        if self._symbols:
+            header["symbols"] = self._symbols
         # allow_nan=False: NaN and infinities are not JSON, so a non-finite double is refused here.
         header_bytes = json.dumps(header, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-        preamble = _PREAMBLE.pack(MAGIC, FORMAT_VERSION, len(header_bytes))
+        preamble = _PREAMBLE.pack(MAGIC, version, len(header_bytes))
         head = preamble + header_bytes
         return head + b"\0" * (_align(len(head)) - len(head)) + segment
 
@@ -254,16 +327,37 @@ class ProgramFile:
         """The header's metadata object ({} when it has none)."""
         return self.header.get("metadata", {})
 
+    @property
+    def version(self):
+        """The format version (1 or 2)."""
+        return self.header.get("version", 1)
+
+    @property
+    def symbols(self):
+        """The symbols of bounded dynamic shapes: dicts ``{"name", "min", "max"}`` (version 2)."""
+        return list(self.header.get("symbols", []))
+
+    @property
+    def state(self):
+        """The value indices of the state tensors (version 2)."""
+        return [i for i, v in enumerate(self.values) if v["type"] == "tensor" and v.get("state")]
+
     def describe_value(self, index):
         """``float32[4, 16]`` for a tensor value, ``int 3``, ``double 0.05`` ... for the others."""
         value = self.values[index]
         if value["type"] == "tensor":
-            text = f"{value['dtype']}[{', '.join(str(s) for s in value['sizes'])}]"
+            text = f"{value['dtype']}[{', '.join(_entry_text(s) for s in value['sizes'])}]"
             if value.get("dim_order", list(range(len(value["sizes"])))) != list(range(len(value["sizes"]))):
                 text += f" dim_order {value['dim_order']}"
+            if value.get("state"):
+                return text + " state"
             return text + (" constant" if "data" in value else "")
         if value["type"] == "none":
             return "none"
+        if value["type"] in ("int", "int_list"):
+            v = value["value"]
+            return f"{value['type']} " + (f"[{', '.join(_entry_text(e) for e in v)}]" if isinstance(v, list)
+                                          else _entry_text(v))
         return f"{value['type']} {value['value']}"
 
     def __repr__(self):
@@ -273,6 +367,15 @@ class ProgramFile:
         return (f"<et_ops.etp.ProgramFile {self.name!r}: inputs [{inputs}], outputs [{outputs}], "
                 f"{len(self.values)} values ({len(self.constants)} constants, {constant_bytes} bytes), "
                 f"{len(self.instructions)} instructions, operators {self.operators}>")
+
+
+def _entry_text(entry):
+    """``3``, or ``T`` / ``2*T+1`` for a symbolic entry."""
+    if not isinstance(entry, dict):
+        return str(entry)
+    mul, add = entry.get("mul", 1), entry.get("add", 0)
+    text = entry["sym"] if mul == 1 else f"{mul}*{entry['sym']}"
+    return text + (f"+{add}" if add > 0 else f"{add}" if add < 0 else "")
 
 
 def _logical_array(data, value):
@@ -290,7 +393,7 @@ def parse_program(data):
     magic, version, header_size = _PREAMBLE.unpack_from(data)
     if magic != MAGIC:
         raise ValueError(f"wrong magic {magic!r}, expected {MAGIC!r}")
-    if version != FORMAT_VERSION:
+    if version not in SUPPORTED_VERSIONS:
         raise ValueError(f"unsupported format version {version}")
     header_end = _PREAMBLE.size + header_size
     if header_end > len(data):

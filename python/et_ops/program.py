@@ -66,6 +66,25 @@ class Program:
         self._native = native
         self.input_specs = [TensorSpec(**spec) for spec in native.input_specs]
         self.output_specs = [TensorSpec(**spec) for spec in native.output_specs]
+        #: Per input, per dimension: the (smallest, largest) size it accepts;
+        #: the two differ in a dynamic dimension of a version-2 program, whose
+        #: spec shows the largest. Outputs then have the sizes of the run.
+        self.input_bounds = [[tuple(b) for b in bounds] for bounds in native.input_bounds]
+
+    @property
+    def state_count(self):
+        """How many state tensors each session (run state) holds."""
+        return self._native.state_count
+
+    def session(self, threads=1):
+        """A run state of its own that keeps the program's state from run to run.
+
+        ``session.run(inputs)`` runs like ``Program.run``; ``session.reset()``
+        restores the state to the program's initial bytes. ``Program.run``
+        itself gives no guarantee about state between calls (it reuses run
+        states from a pool); use a session for programs with state.
+        """
+        return Session(self, threads)
 
     @property
     def name(self):
@@ -135,8 +154,11 @@ class Program:
         if value.dtype.newbyteorder("<") != spec.numpy_dtype:
             raise InputError(f"{where}: expected dtype {spec.describe_dtype()}, got {value.dtype.name} "
                              f"(convert with array.astype(numpy.{spec.numpy_dtype.name}))")
-        if tuple(value.shape) != tuple(spec.shape):
-            raise InputError(f"{where}: expected shape {tuple(spec.shape)}, got {tuple(value.shape)}")
+        bounds = self.input_bounds[index]
+        if len(value.shape) != len(spec.shape) or any(not lo <= n <= hi for n, (lo, hi) in zip(value.shape, bounds)):
+            expected = tuple(spec.shape) if all(lo == hi for lo, hi in bounds) else \
+                "(" + ", ".join(str(lo) if lo == hi else f"{lo}..{hi}" for lo, hi in bounds) + ")"
+            raise InputError(f"{where}: expected shape {expected}, got {tuple(value.shape)}")
         return np.ascontiguousarray(value, dtype=spec.numpy_dtype)
 
     def __repr__(self):
@@ -145,6 +167,36 @@ class Program:
         return (f"<et_ops.Program {self.name!r} from {self.path!r}: inputs [{inputs}], outputs [{outputs}], "
                 f"{len(self.operators)} operators, {self.instruction_count} instructions, "
                 f"{self.planned_memory_bytes} bytes planned>")
+
+
+class Session:
+    """A run state of one program that keeps its state from run to run (``Program.session``)."""
+
+    def __init__(self, program, threads=1):
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
+            raise ValueError(f"threads must be an int from 1 to 1024, got {threads!r}")
+        self.program = program
+        self._native = _et_ops.NativeSession(program._native, threads)
+
+    def run(self, inputs):
+        """Runs once on a list of numpy arrays; returns a list of new arrays.
+
+        Errors (an input outside its bounds, a kernel's error) raise
+        InputError or RunError; no state is written before a bound is
+        checked, and the session stays usable.
+        """
+        arrays = self.program._checked_inputs(inputs)
+        outputs, error, _ = self._native.run(arrays)
+        if outputs is None:
+            raise RunError(f"program '{self.program.name}' ({self.program.path}): {error}")
+        return list(outputs)
+
+    def reset(self):
+        """Restores every state tensor to the program's initial bytes."""
+        self._native.reset()
+
+    def __repr__(self):
+        return f"<et_ops.Session of {self.program.name!r} ({self.program.state_count} state tensors)>"
 
 
 def load(path):

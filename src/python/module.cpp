@@ -23,6 +23,7 @@
 #include "et_ops/abi.h"
 #include "et_ops/diagnostics.h"
 #include "et_ops/dtype.h"
+#include "et_ops/generate.h"
 #include "et_ops/library_loader.h"
 #include "et_ops/profile.h"
 #include "et_ops/program.h"
@@ -161,6 +162,12 @@ py::list profile_records(const Program& program, const std::vector<InstructionTi
   return records;
 }
 
+// An output copied out of a run state, in logical order, with its shape.
+struct HostOutput {
+  std::vector<std::byte> bytes;
+  std::vector<int64_t> shape;
+};
+
 class NativeProgram {
  public:
   explicit NativeProgram(std::shared_ptr<const Program> program) : program_(program), pool_(std::move(program)) {}
@@ -179,49 +186,81 @@ class NativeProgram {
     return specs;
   }
 
-  // (outputs, "") on success, (None, message) when a kernel reports an error.
-  // Inputs must already match the input specs exactly (the Python layer
-  // says what is wrong in user terms); a mismatch here is a ValueError.
-  // With `profile`, a third element lists one record per instruction
-  // (et_ops::ProfileRecord as a dict); else it is None.
+  // (outputs, "", records) on success, (None, message, None) when a kernel
+  // reports an error. Inputs must already match the input specs (dtype,
+  // rank, C order; the Python layer says what is wrong in user terms); a
+  // mismatch here is a ValueError. With `profile`, records lists one
+  // record per instruction (et_ops::ProfileRecord as a dict); else it is None.
   py::tuple run(const py::list& inputs, std::size_t threads, bool profile) {
     if (threads == 0) throw py::value_error("threads must be at least 1, got 0");
     const std::vector<py::array> arrays = checked_inputs(inputs);
-    std::vector<std::byte*> input_data;
-    for (const py::array& a : arrays) input_data.push_back(static_cast<std::byte*>(const_cast<void*>(a.data())));
-
-    py::list outputs;
-    std::vector<std::byte*> output_data;
-    for (std::size_t i = 0; i < program_->output_count(); ++i) {
-      const TensorSpec& spec = program_->output_spec(i);
-      py::array out(numpy_dtype(spec.dtype), std::vector<py::ssize_t>(spec.sizes.begin(), spec.sizes.end()));
-      output_data.push_back(static_cast<std::byte*>(out.mutable_data()));
-      outputs.append(out);
-    }
-
-    RunResult result;
     std::vector<InstructionTiming> timings;
     std::string threads_error;
+    RunResult result;
+    std::vector<HostOutput> outputs;
     {
       py::gil_scoped_release release;
       RunStatePool::Lease state(pool_);
-      if (!state->set_threads(threads, &threads_error)) {
-        result.ok = false;
-      } else {
-        for (std::size_t i = 0; i < input_data.size(); ++i)
-          copy_logical(state->input(i), input_data[i], Direction::IntoTensor);
-        result = profile ? program_->run(*state, timings) : program_->run(*state);
-        if (result.ok)
-          for (std::size_t i = 0; i < output_data.size(); ++i)
-            copy_logical(state->output(i), output_data[i], Direction::FromTensor);
-      }
+      if (!state->set_threads(threads, &threads_error)) result.ok = false;
+      else result = run_on_state(*state, arrays, profile ? &timings : nullptr, outputs);
     }
     if (!threads_error.empty()) throw py::value_error("threads: " + threads_error);
-    if (!result.ok) return py::make_tuple(py::none(), result.error, py::none());
-    return py::make_tuple(outputs, std::string(), profile ? py::object(profile_records(*program_, timings)) : py::object(py::none()));
+    return outcome(result, outputs, profile ? &timings : nullptr);
   }
 
- private:
+  // One run on `state` (the GIL released by the caller): inputs copied in
+  // (dynamic inputs resized to the arrays' shapes), outputs copied out in
+  // logical order into `outputs` with their shapes.
+  RunResult run_on_state(RunState& state, const std::vector<py::array>& arrays, std::vector<InstructionTiming>* timings,
+                         std::vector<HostOutput>& outputs) const {
+    RunResult result;
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      const std::vector<int64_t> shape(arrays[i].shape(), arrays[i].shape() + arrays[i].ndim());
+      if (!state.resize_input(i, shape, &result.error)) {
+        result.ok = false;
+        return result;
+      }
+      copy_logical(state.input(i), static_cast<std::byte*>(const_cast<void*>(arrays[i].data())), Direction::IntoTensor);
+    }
+    result = timings != nullptr ? program_->run(state, *timings) : program_->run(state);
+    if (!result.ok) return result;
+    outputs.resize(program_->output_count());
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const TensorRef out = state.output(i);
+      outputs[i].bytes.resize(out.nbytes());
+      outputs[i].shape.assign(out.sizes(), out.sizes() + out.dim());
+      copy_logical(out, outputs[i].bytes.data(), Direction::FromTensor);
+    }
+    return result;
+  }
+
+  // (arrays, "", records or None), or (None, error, None).
+  py::tuple outcome(const RunResult& result, const std::vector<HostOutput>& outputs,
+                    const std::vector<InstructionTiming>* timings) const {
+    if (!result.ok) return py::make_tuple(py::none(), result.error, py::none());
+    py::list arrays;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const TensorSpec& spec = program_->output_spec(i);
+      py::array out(numpy_dtype(spec.dtype), std::vector<py::ssize_t>(outputs[i].shape.begin(), outputs[i].shape.end()));
+      if (!outputs[i].bytes.empty()) std::memcpy(out.mutable_data(), outputs[i].bytes.data(), outputs[i].bytes.size());
+      arrays.append(out);
+    }
+    return py::make_tuple(arrays, std::string(),
+                          timings ? py::object(profile_records(*program_, *timings)) : py::object(py::none()));
+  }
+
+  std::shared_ptr<const Program> shared() const { return program_; }
+
+  py::list input_bounds() const {
+    py::list all;
+    for (std::size_t i = 0; i < program_->input_count(); ++i) {
+      py::list bounds;
+      for (const SizeBounds& b : program_->input_bounds(i)) bounds.append(py::make_tuple(b.min, b.max));
+      all.append(bounds);
+    }
+    return all;
+  }
+
   std::vector<py::array> checked_inputs(const py::list& inputs) const {
     if (inputs.size() != program_->input_count())
       throw py::value_error("expected " + std::to_string(program_->input_count()) + " inputs, got " +
@@ -231,19 +270,78 @@ class NativeProgram {
       if (!py::isinstance<py::array>(inputs[i])) throw py::type_error("input " + std::to_string(i) + " is not an ndarray");
       auto a = py::reinterpret_borrow<py::array>(inputs[i]);
       const TensorSpec& spec = program_->input_spec(i);
-      const bool shape_ok = std::vector<int64_t>(a.shape(), a.shape() + a.ndim()) == spec.sizes;
+      bool rank_ok = static_cast<std::size_t>(a.ndim()) == spec.sizes.size();
+      const std::vector<SizeBounds> bounds = program_->input_bounds(i);
+      for (std::size_t d = 0; rank_ok && d < bounds.size(); ++d)
+        rank_ok = a.shape(static_cast<py::ssize_t>(d)) >= bounds[d].min && a.shape(static_cast<py::ssize_t>(d)) <= bounds[d].max;
       const bool contiguous = (a.flags() & py::array::c_style) != 0;
-      if (!same_element_type(a.dtype(), numpy_dtype(spec.dtype)) || !shape_ok || !contiguous)
+      if (!same_element_type(a.dtype(), numpy_dtype(spec.dtype)) || !rank_ok || !contiguous)
         throw py::value_error("input " + std::to_string(i) + " does not match the program's input spec " +
-                              "(dtype, shape, C order)");
+                              "(dtype, shape within its bounds, C order)");
       arrays.push_back(a);
     }
     return arrays;
   }
 
+ private:
   std::shared_ptr<const Program> program_;
   RunStatePool pool_;
 };
+
+// A run state of its own: state kept from run to run, reset() restores it.
+// Not for concurrent use (the Python layer holds one per session).
+class NativeSession {
+ public:
+  NativeSession(const NativeProgram& program, std::size_t threads) : program_(program), state_(program.program().make_state()) {
+    std::string error;
+    if (!state_->set_threads(threads, &error)) throw py::value_error("threads: " + error);
+  }
+
+  py::tuple run(const py::list& inputs) {
+    const std::vector<py::array> arrays = program_.checked_inputs(inputs);
+    std::vector<HostOutput> outputs;
+    RunResult result;
+    {
+      py::gil_scoped_release release;
+      result = program_.run_on_state(*state_, arrays, nullptr, outputs);
+    }
+    return program_.outcome(result, outputs, nullptr);
+  }
+
+  void reset() { state_->reset(); }
+  RunState& state() { return *state_; }
+
+ private:
+  const NativeProgram& program_;  // kept alive by the Python session's reference to its Program
+  std::unique_ptr<RunState> state_;
+};
+
+py::dict generate_tokens(const NativeProgram& program, const std::vector<int64_t>& prompt, std::size_t max_new_tokens,
+                         double temperature, std::size_t top_k, uint64_t seed, std::size_t threads,
+                         const std::vector<int64_t>& stop_tokens) {
+  GenerateOptions options;
+  options.max_new_tokens = max_new_tokens;
+  options.temperature = temperature;
+  options.top_k = top_k;
+  options.seed = seed;
+  options.stop_tokens = stop_tokens;
+  GenerateResult result;
+  {
+    py::gil_scoped_release release;
+    std::unique_ptr<RunState> state = program.program().make_state();
+    if (!state->set_threads(threads, &result.error)) result.ok = false;
+    else result = generate(program.program(), *state, prompt, options);
+  }
+  py::dict d;
+  d["ok"] = result.ok;
+  d["error"] = result.error;
+  d["tokens"] = result.tokens;
+  d["prefill_tokens"] = result.timings.prefill_tokens;
+  d["prefill_seconds"] = result.timings.prefill_seconds;
+  d["decode_tokens"] = result.timings.decode_tokens;
+  d["decode_seconds"] = result.timings.decode_seconds;
+  return d;
+}
 
 const char* load_error_kind(LoadErrorKind kind) {
   switch (kind) {
@@ -432,7 +530,17 @@ PYBIND11_MODULE(_et_ops, m) {
       .def_property_readonly("metadata_json", [](const NativeProgram& p) { return p.program().metadata_json(); })
       .def_property_readonly("input_specs", &NativeProgram::input_specs)
       .def_property_readonly("output_specs", &NativeProgram::output_specs)
+      .def_property_readonly("input_bounds", &NativeProgram::input_bounds)
+      .def_property_readonly("state_count", [](const NativeProgram& p) { return p.program().state_count(); })
       .def("run", &NativeProgram::run, py::arg("inputs"), py::arg("threads") = 1, py::arg("profile") = false);
+
+  py::class_<NativeSession>(m, "NativeSession")
+      .def(py::init<const NativeProgram&, std::size_t>(), py::arg("program"), py::arg("threads") = 1,
+           py::keep_alive<1, 2>())
+      .def("run", &NativeSession::run, py::arg("inputs"))
+      .def("reset", &NativeSession::reset);
+  m.def("generate", &generate_tokens, py::arg("program"), py::arg("prompt"), py::arg("max_new_tokens"),
+        py::arg("temperature"), py::arg("top_k"), py::arg("seed"), py::arg("threads"), py::arg("stop_tokens"));
 
   m.def("load", &load, py::arg("path"));
   m.def("registered_operators", &registered_operators);

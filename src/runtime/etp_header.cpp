@@ -1,5 +1,5 @@
-// The header's top level: format identification, values, inputs, outputs,
-// instructions, name and metadata. Unknown keys are ignored.
+// The header's top level: format identification, symbols, values, inputs,
+// outputs, instructions, name and metadata. Unknown keys are ignored.
 #include "runtime/etp_header.h"
 
 #include <fmt/format.h>
@@ -10,27 +10,36 @@
 #include "runtime/etp_values.h"
 #include "runtime/json_fields.h"
 #include "runtime/load_errors.h"
+#include "runtime/symbols.h"
 
 namespace et_ops::runtime {
 namespace {
 
 // "format" and "version" repeat what the preamble says; when present they
 // must agree with it.
-void check_identification(const Json& header) {
+void check_identification(const Json& header, uint32_t preamble_version) {
   if (const Json* format = optional_key(header, "format"); format && require_string(*format, "format") != "etp")
     throw FormatError(fmt::format("format is '{}', expected 'etp'", format->get_ref<const std::string&>()));
-  if (const Json* version = optional_key(header, "version"); version && require_int64(*version, "version") != 1)
-    throw FormatError(fmt::format("version is {} in the header, expected {}", version->dump(), kFormatVersion));
+  if (const Json* version = optional_key(header, "version");
+      version && require_int64(*version, "version") != preamble_version)
+    throw FormatError(fmt::format("version is {} in the header, but the preamble says {}", version->dump(),
+                                  preamble_version));
 }
 
-std::vector<ValueModel> parse_values(const Json& header, std::size_t segment_size, const LoadLimits& limits) {
+std::vector<Symbol> parse_symbol_table(const Json& header, uint32_t version) {
+  if (version < 2 && optional_key(header, "symbols") != nullptr)
+    throw FormatError(fmt::format("symbols need format version 2 (the file says {})", version));
+  return parse_symbols(header);
+}
+
+std::vector<ValueModel> parse_values(const Json& header, const ValueContext& context, const LoadLimits& limits) {
   const Json::array_t& items = require_array(require_key(header, "values", ""), "values");
   const std::size_t limit = std::min<std::size_t>(limits.max_values, std::numeric_limits<uint32_t>::max());
   if (items.size() > limit)
     throw FormatError(fmt::format("values has {} entries, more than the limit of {}", items.size(), limit));
   std::vector<ValueModel> values;
   values.reserve(items.size());
-  for (std::size_t i = 0; i < items.size(); ++i) values.push_back(parse_value(items[i], item_path("values", i), segment_size));
+  for (std::size_t i = 0; i < items.size(); ++i) values.push_back(parse_value(items[i], item_path("values", i), context));
   return values;
 }
 
@@ -50,16 +59,32 @@ void check_inputs(const ProgramModel& model) {
     const ValueModel& value = model.values[v];
     if (value.kind != ValueKind::Tensor)
       throw FormatError(fmt::format("inputs[{}] names value {}, which is not a tensor", i, v));
-    if (value.tensor.constant)
-      throw FormatError(fmt::format("inputs[{}] names value {}, a constant (a tensor with data)", i, v));
+    if (value.tensor.constant || value.tensor.state)
+      throw FormatError(fmt::format("inputs[{}] names value {}, a {} (a tensor with data)", i, v,
+                                    value.tensor.constant ? "constant" : "state tensor"));
     if (seen[v]) throw FormatError(fmt::format("inputs[{}] names value {} a second time", i, v));
     seen[v] = true;
+  }
+}
+
+// Every symbol is bound from some input's sizes when a run starts.
+void check_symbols_bound(const ProgramModel& model) {
+  for (std::size_t s = 0; s < model.symbols.size(); ++s) {
+    bool carried = false;
+    for (uint32_t v : model.inputs)
+      for (const SymbolicInt& e : model.values[v].tensor.symbolic_sizes) carried = carried || e.symbol == int32_t(s);
+    if (!carried)
+      throw FormatError(fmt::format("symbols[{}] ('{}') is in no input's sizes, so no run could bind it", s,
+                                    model.symbols[s].name));
   }
 }
 
 void check_outputs(const ProgramModel& model) {
   for (std::size_t i = 0; i < model.outputs.size(); ++i) {
     const ValueKind kind = model.values[model.outputs[i]].kind;
+    if (kind != ValueKind::Tensor && !model.values[model.outputs[i]].symbolic.empty())
+      throw FormatError(fmt::format("outputs[{}] names value {}, a symbolic int; only tensors may be symbolic outputs",
+                                    i, model.outputs[i]));
     if (kind == ValueKind::None)
       throw FormatError(fmt::format("outputs[{}] names value {}, which is none", i, model.outputs[i]));
     if (kind == ValueKind::TensorList)
@@ -115,17 +140,21 @@ void parse_descriptive_fields(const Json& header, ProgramModel& model) {
 
 }  // namespace
 
-ProgramModel parse_header(std::string_view header_json, std::size_t data_segment_size, const LoadLimits& limits) {
+ProgramModel parse_header(std::string_view header_json, uint32_t version, std::size_t data_segment_size,
+                          const LoadLimits& limits) {
   const Json header = parse_json_limited(header_json, limits.max_json_depth);
   require_object(header, "the header");
-  check_identification(header);
+  check_identification(header, version);
   ProgramModel model;
+  model.version = version;
+  model.symbols = parse_symbol_table(header, version);
   parse_descriptive_fields(header, model);
-  model.values = parse_values(header, data_segment_size, limits);
+  model.values = parse_values(header, ValueContext{data_segment_size, version, &model.symbols}, limits);
   check_tensor_lists(model);
   model.inputs = parse_index_list(require_key(header, "inputs", ""), model.values.size(), "inputs");
   model.outputs = parse_index_list(require_key(header, "outputs", ""), model.values.size(), "outputs");
   check_inputs(model);
+  check_symbols_bound(model);
   check_outputs(model);
   model.instructions = parse_instructions(header, model.values.size(), limits);
   return model;

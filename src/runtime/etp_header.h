@@ -13,7 +13,9 @@
 namespace et_ops::runtime {
 
 // Throws FormatError (without the file name; the caller adds it).
-ProgramModel parse_header(std::string_view header_json, std::size_t data_segment_size, const LoadLimits& limits);
+// `version`: the preamble's format version.
+ProgramModel parse_header(std::string_view header_json, uint32_t version, std::size_t data_segment_size,
+                          const LoadLimits& limits);
 
 }  // namespace et_ops::runtime
 

@@ -30,9 +30,9 @@ EtpLayout read_layout(const uint8_t* bytes, std::size_t size, const LoadLimits& 
                                   kPreambleBytes));
   check_magic(bytes);
   const uint32_t version = read_u32_le(bytes + 4);
-  if (version != kFormatVersion)
-    throw FormatError(fmt::format("unsupported .etp format version {} (this runtime reads version {})", version,
-                                  kFormatVersion));
+  if (version < kOldestFormatVersion || version > kFormatVersion)
+    throw FormatError(fmt::format("unsupported .etp format version {} (this runtime reads versions {} to {})",
+                                  version, kOldestFormatVersion, kFormatVersion));
   const uint64_t header_size = read_u64_le(bytes + 8);
   if (header_size > limits.max_header_bytes)
     throw FormatError(fmt::format("header size {} bytes exceeds the limit of {} bytes", header_size,
@@ -41,6 +41,7 @@ EtpLayout read_layout(const uint8_t* bytes, std::size_t size, const LoadLimits& 
     throw FormatError(fmt::format("header size {} bytes runs past the end of the file ({} bytes)", header_size,
                                   size));
   EtpLayout layout;
+  layout.version = version;
   layout.header = std::string_view(reinterpret_cast<const char*>(bytes + kPreambleBytes), header_size);
   // The data segment starts at the next multiple of 64 after the header; a
   // program without constants may end before it.

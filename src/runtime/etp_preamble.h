@@ -12,10 +12,12 @@
 namespace et_ops::runtime {
 
 inline constexpr std::size_t kPreambleBytes = 16;
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kOldestFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;  // the newest this runtime reads
 inline constexpr std::size_t kDataAlignment = 64;
 
 struct EtpLayout {
+  uint32_t version = 0;
   std::string_view header;  // the JSON text
   const uint8_t* data = nullptr;  // the data segment (may be empty)
   std::size_t data_size = 0;

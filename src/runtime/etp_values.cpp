@@ -1,5 +1,5 @@
-// Values of an .etp header: tensors (shape, layout, constant data range)
-// and the non-tensor kinds (int, double, bool, scalar_type, int_list,
+// Values of an .etp header: tensors (shape, layout, constant or state data
+// range, symbolic sizes) and the non-tensor kinds (int, double, bool, scalar_type, int_list,
 // tensor_list, none). A tensor_list's elements are checked against the other
 // values once all are read (etp_header.cpp).
 #include "runtime/etp_values.h"
@@ -11,6 +11,7 @@
 #include "et_ops/tensor.h"
 #include "runtime/etp_preamble.h"
 #include "runtime/load_errors.h"
+#include "runtime/symbols.h"
 
 namespace et_ops::runtime {
 namespace {
@@ -30,15 +31,28 @@ DType parse_dtype_field(const Json& value, const std::string& path) {
   throw FormatError(fmt::format("{} is '{}', not a known dtype ({})", path, name, dtype_names()));
 }
 
-std::vector<int64_t> parse_sizes(const Json& value, const std::string& path) {
+void require_version_2(const ValueContext& context, const std::string& path, const char* what) {
+  if (context.version < 2)
+    throw FormatError(fmt::format("{} is {}, which needs format version 2 (the file says {})", path, what,
+                                  context.version));
+}
+
+// Static sizes go to `sizes`; a symbolic entry puts its largest value there
+// and fills `symbolic` (one entry per dimension).
+void parse_sizes(const Json& value, const std::string& path, const ValueContext& context, TensorModel& tensor) {
   const Json::array_t& items = require_array(value, path);
   if (items.size() > ET_OPS_MAX_DIMS)
     throw FormatError(fmt::format("{} has {} dimensions; at most {} are supported", path, items.size(),
                                   ET_OPS_MAX_DIMS));
-  std::vector<int64_t> sizes;
-  for (std::size_t d = 0; d < items.size(); ++d)
-    sizes.push_back(static_cast<int64_t>(require_non_negative(items[d], item_path(path, d))));
-  return sizes;
+  std::vector<SymbolicInt> entries;
+  bool symbolic = false;
+  for (std::size_t d = 0; d < items.size(); ++d) {
+    if (items[d].is_object()) require_version_2(context, item_path(path, d), "symbolic");
+    entries.push_back(parse_symbolic_int(items[d], *context.symbols, item_path(path, d), 0));
+    symbolic = symbolic || is_symbolic(entries.back());
+  }
+  for (const SymbolicInt& e : entries) tensor.spec.sizes.push_back(bounds_of(e, *context.symbols).max);
+  if (symbolic) tensor.symbolic_sizes = std::move(entries);
 }
 
 // Bounds every partial product of the sizes (and so every stride), not only
@@ -89,25 +103,58 @@ void parse_constant_range(const Json& data, TensorModel& tensor, std::size_t seg
   tensor.data_offset = offset;
 }
 
-TensorModel parse_tensor(const Json& value, const std::string& path, std::size_t segment_size) {
+// "state": true makes a tensor with data mutable per run state (version 2).
+void parse_state_flag(const Json& value, TensorModel& tensor, const std::string& path, const ValueContext& context) {
+  const Json* state = optional_key(value, "state");
+  if (state == nullptr || !require_bool(*state, field_path(path, "state"))) return;
+  require_version_2(context, field_path(path, "state"), "true");
+  if (!tensor.constant)
+    throw FormatError(fmt::format("{}.state is true but the tensor has no data (its initial bytes)", path));
+  if (!tensor.symbolic_sizes.empty())
+    throw FormatError(fmt::format("{}: a state tensor's sizes must be static", path));
+  tensor.constant = false;
+  tensor.state = true;
+}
+
+TensorModel parse_tensor(const Json& value, const std::string& path, const ValueContext& context) {
   TensorModel tensor;
   tensor.spec.dtype = parse_dtype_field(require_key(value, "dtype", path), field_path(path, "dtype"));
-  tensor.spec.sizes = parse_sizes(require_key(value, "sizes", path), field_path(path, "sizes"));
+  parse_sizes(require_key(value, "sizes", path), field_path(path, "sizes"), context, tensor);
   check_size_product(tensor.spec, path);
   tensor.spec.dim_order =
       parse_dim_order(optional_key(value, "dim_order"), tensor.spec.sizes.size(), field_path(path, "dim_order"));
   tensor.strides = detail::strides_for(tensor.spec.sizes, tensor.spec.dim_order);
-  if (const Json* data = optional_key(value, "data"))
-    parse_constant_range(*data, tensor, segment_size, field_path(path, "data"));
+  if (const Json* data = optional_key(value, "data")) {
+    if (!tensor.symbolic_sizes.empty())
+      throw FormatError(fmt::format("{}: a tensor with data must have static sizes", path));
+    parse_constant_range(*data, tensor, context.data_segment_size, field_path(path, "data"));
+  }
+  parse_state_flag(value, tensor, path, context);
   return tensor;
 }
 
-std::vector<int64_t> parse_int_list(const Json& value, const std::string& path) {
-  const Json::array_t& items = require_array(value, path);
-  std::vector<int64_t> list;
-  list.reserve(items.size());
-  for (std::size_t i = 0; i < items.size(); ++i) list.push_back(require_int64(items[i], item_path(path, i)));
-  return list;
+// An int or an int_list element: an integer, or symbolic (version 2), whose
+// payload is its value at the symbols' largest values.
+int64_t parse_int_entry(const Json& value, const std::string& path, const ValueContext& context,
+                        ValueModel& model, bool& symbolic) {
+  if (value.is_object()) require_version_2(context, path, "symbolic");
+  const SymbolicInt e = parse_symbolic_int(value, *context.symbols, path, std::numeric_limits<int64_t>::min());
+  model.symbolic.push_back(e);
+  symbolic = symbolic || is_symbolic(e);
+  return e.symbol < 0 ? e.add : e.mul * (*context.symbols)[static_cast<std::size_t>(e.symbol)].max + e.add;
+}
+
+void parse_int_payload(ValueModel& model, const Json& payload, const std::string& path, const ValueContext& context) {
+  bool symbolic = false;
+  if (model.kind == ValueKind::Int) {
+    model.integer = parse_int_entry(payload, path, context, model, symbolic);
+  } else {
+    const Json::array_t& items = require_array(payload, path);
+    model.list.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i)
+      model.list.push_back(parse_int_entry(items[i], item_path(path, i), context, model, symbolic));
+  }
+  if (!symbolic) model.symbolic.clear();
 }
 
 std::vector<uint32_t> parse_element_list(const Json& value, const std::string& path) {
@@ -123,15 +170,15 @@ std::vector<uint32_t> parse_element_list(const Json& value, const std::string& p
   return elements;
 }
 
-void parse_payload(ValueModel& model, const Json& value, const std::string& path) {
+void parse_payload(ValueModel& model, const Json& value, const std::string& path, const ValueContext& context) {
   const std::string value_path = field_path(path, "value");
   const Json& payload = require_key(value, "value", path);
   switch (model.kind) {
-    case ValueKind::Int: model.integer = require_int64(payload, value_path); break;
+    case ValueKind::Int:
+    case ValueKind::IntList: parse_int_payload(model, payload, value_path, context); break;
     case ValueKind::Double: model.real = require_number(payload, value_path); break;
     case ValueKind::Bool: model.integer = require_bool(payload, value_path) ? 1 : 0; break;
     case ValueKind::ScalarType: model.integer = static_cast<int64_t>(parse_dtype_field(payload, value_path)); break;
-    case ValueKind::IntList: model.list = parse_int_list(payload, value_path); break;
     case ValueKind::TensorList: model.elements = parse_element_list(payload, value_path); break;
     case ValueKind::Tensor:
     case ValueKind::None: break;
@@ -154,12 +201,12 @@ ValueKind parse_kind(const Json& value, const std::string& path) {
 
 }  // namespace
 
-ValueModel parse_value(const Json& value, const std::string& path, std::size_t data_segment_size) {
+ValueModel parse_value(const Json& value, const std::string& path, const ValueContext& context) {
   require_object(value, path);
   ValueModel model;
   model.kind = parse_kind(value, path);
-  if (model.kind == ValueKind::Tensor) model.tensor = parse_tensor(value, path, data_segment_size);
-  else if (model.kind != ValueKind::None) parse_payload(model, value, path);
+  if (model.kind == ValueKind::Tensor) model.tensor = parse_tensor(value, path, context);
+  else if (model.kind != ValueKind::None) parse_payload(model, value, path, context);
   return model;
 }
 

@@ -10,8 +10,15 @@
 
 namespace et_ops::runtime {
 
-// `data_segment_size`: bytes available to constants. Throws FormatError.
-ValueModel parse_value(const Json& value, const std::string& path, std::size_t data_segment_size);
+// What a value's parsing depends on besides the value itself.
+struct ValueContext {
+  std::size_t data_segment_size = 0;  // bytes available to constants and state
+  uint32_t version = 1;               // state and symbolic entries need version 2
+  const std::vector<Symbol>* symbols = nullptr;
+};
+
+// Throws FormatError.
+ValueModel parse_value(const Json& value, const std::string& path, const ValueContext& context);
 
 }  // namespace et_ops::runtime
 

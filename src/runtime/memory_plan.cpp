@@ -1,7 +1,8 @@
 // Lifetime-based memory planning. A tensor lives from the first instruction
 // that names it (directly, or as an element of a tensor_list) to the last; inputs, outputs and tensors no instruction
 // names live through the whole run (inputs must survive repeated runs, and
-// outputs are read after it). Walking the instructions in order, tensors are
+// outputs are read after it); state tensors live for the run state's whole
+// life. A tensor with symbolic sizes is planned at its largest. Walking the instructions in order, tensors are
 // placed best-fit into freed blocks when they start and released after their
 // last use; two tensors named by the same instruction never share bytes.
 #include "runtime/memory_plan.h"
@@ -123,7 +124,8 @@ std::vector<Lifetime> lifetimes(const ProgramModel& model, uint64_t max_bytes) {
   for (uint32_t v = 0; v < model.values.size(); ++v) {
     const ValueModel& value = model.values[v];
     if (value.kind != ValueKind::Tensor || value.tensor.constant) continue;
-    Lifetime lifetime = seen[v] ? all[v] : Lifetime{v, 0, 0, kNever};
+    // State keeps its bytes from run to run: it never shares them.
+    Lifetime lifetime = seen[v] && !value.tensor.state ? all[v] : Lifetime{v, 0, 0, kNever};
     lifetime.value = v;
     lifetime.bytes = aligned_bytes(value.tensor.spec, max_bytes, v);
     tensors.push_back(lifetime);

@@ -7,6 +7,7 @@
 
 #include "runtime/program_impl.h"
 #include "runtime/run_state_impl.h"
+#include "runtime/symbols.h"
 
 namespace et_ops {
 
@@ -18,6 +19,16 @@ std::size_t Program::input_count() const { return impl_->input_specs.size(); }
 std::size_t Program::output_count() const { return impl_->output_specs.size(); }
 const TensorSpec& Program::input_spec(std::size_t i) const { return impl_->input_specs.at(i); }
 const TensorSpec& Program::output_spec(std::size_t i) const { return impl_->output_specs.at(i); }
+std::vector<SizeBounds> Program::input_bounds(std::size_t i) const {
+  const runtime::TensorModel& input = impl_->model.values[impl_->model.inputs.at(i)].tensor;
+  std::vector<SizeBounds> bounds;
+  for (std::size_t d = 0; d < input.spec.sizes.size(); ++d)
+    bounds.push_back(input.symbolic_sizes.empty() ? SizeBounds{input.spec.sizes[d], input.spec.sizes[d]}
+                                                  : runtime::bounds_of(input.symbolic_sizes[d], impl_->model.symbols));
+  return bounds;
+}
+const std::vector<Symbol>& Program::symbols() const { return impl_->model.symbols; }
+std::size_t Program::state_count() const { return impl_->state_tensors.size(); }
 std::size_t Program::planned_memory_bytes() const { return impl_->planned_bytes; }
 const std::string& Program::metadata_json() const { return impl_->model.metadata_json; }
 

@@ -58,8 +58,27 @@ void build_values(Program::Impl& program, const uint8_t* data_segment, const Mem
     program.value_templates.push_back(template_of(values[v]));
     if (values[v].kind != ValueKind::Tensor) continue;
     program.slot_of_value[v] = static_cast<int32_t>(program.tensor_slots.size());
-    program.tensor_slots.push_back(Program::Impl::TensorSlot{v, prototype_of(values[v].tensor, data_segment),
-                                                             plan.offsets[v], values[v].tensor.constant});
+    const TensorModel& tensor = values[v].tensor;
+    const std::size_t slot = program.tensor_slots.size();
+    program.tensor_slots.push_back(
+        Program::Impl::TensorSlot{v, prototype_of(tensor, data_segment), plan.offsets[v], tensor.constant});
+    if (tensor.state)
+      program.state_tensors.push_back(
+          {slot, data_segment != nullptr ? data_segment + tensor.data_offset : kNoBytes, tensor.spec.nbytes()});
+    if (!tensor.symbolic_sizes.empty()) program.dynamic_tensors.push_back({slot, v});
+  }
+}
+
+// What a run needs to bind and evaluate the symbols (version 2).
+void build_symbolic_parts(Program::Impl& program) {
+  const auto& model = program.model;
+  for (uint32_t v = 0; v < model.values.size(); ++v)
+    if (model.values[v].kind != ValueKind::Tensor && !model.values[v].symbolic.empty())
+      program.dynamic_values.push_back(v);
+  for (std::size_t i = 0; i < model.inputs.size(); ++i) {
+    const std::vector<SymbolicInt>& sizes = model.values[model.inputs[i]].tensor.symbolic_sizes;
+    for (std::size_t d = 0; d < sizes.size(); ++d)
+      if (sizes[d].symbol >= 0) program.symbol_sources.push_back({i, d, sizes[d]});
   }
 }
 
@@ -124,12 +143,13 @@ std::unique_ptr<Program::Impl> build_program(const std::string& path, const Load
   try {
     detail::maybe_fail_load_allocation();
     const EtpLayout layout = read_layout(program->file.data(), program->file.size(), limits);
-    program->model = parse_header(layout.header, layout.data_size, limits);
+    program->model = parse_header(layout.header, layout.version, layout.data_size, limits);
     detail::maybe_fail_load_allocation();
     const MemoryPlan plan = plan_memory(program->model, limits.max_memory_bytes);
     detail::maybe_fail_load_allocation();
     program->planned_bytes = plan.total_bytes;
     build_values(*program, layout.data, plan);
+    build_symbolic_parts(*program);
     build_instructions(*program);
     detail::maybe_fail_load_allocation();
     build_io_specs(*program);

@@ -30,6 +30,28 @@ struct __attribute__((visibility("hidden"))) Program::Impl {
     bool constant = false;
   };
 
+  // A state tensor: where each run state's copy starts from (and reset()
+  // restores it from).
+  struct StateTensor {
+    std::size_t slot = 0;
+    const uint8_t* initial = nullptr;  // in the mapped data segment
+    std::size_t nbytes = 0;
+  };
+
+  // A tensor with symbolic sizes: each run state evaluates them into its
+  // own sizes and strides before a run.
+  struct DynamicTensor {
+    std::size_t slot = 0;
+    uint32_t value = 0;
+  };
+
+  // Where a run binds a symbol: input `input`'s dimension `dim` is `size`.
+  struct SymbolSource {
+    std::size_t input = 0;
+    std::size_t dim = 0;
+    SymbolicInt size;
+  };
+
   struct Instruction {
     et_ops_kernel_fn fn = nullptr;
     const et_ops_prepared_kernel* prepared = nullptr;  // a prepared kernel's functions, else nullptr
@@ -59,6 +81,10 @@ struct __attribute__((visibility("hidden"))) Program::Impl {
   std::vector<TensorSpec> output_specs;
   std::vector<ValueAsTensor> non_tensor_outputs;  // one per output; used where the output is not a tensor
   uint64_t planned_bytes = 0;
+  std::vector<StateTensor> state_tensors;
+  std::vector<DynamicTensor> dynamic_tensors;
+  std::vector<uint32_t> dynamic_values;  // int and int_list values with symbolic entries
+  std::vector<SymbolSource> symbol_sources;  // in input order, then dimension order
   runtime::LibraryPins pins;
   // Declared after the pins, so destroyed first: their release functions
   // live in the pinned libraries.

@@ -61,6 +61,8 @@ Program::Inspection::Value describe_value(const runtime::ValueModel& model) {
   value.tag = value_tag(model.kind);
   value.tensor = model.tensor.spec;
   value.constant = model.tensor.constant;
+  value.state = model.tensor.state;
+  value.symbolic = model.kind == runtime::ValueKind::Tensor ? model.tensor.symbolic_sizes : model.symbolic;
   value.integer = model.integer;
   value.real = model.real;
   value.list = model.kind == runtime::ValueKind::TensorList
@@ -71,6 +73,8 @@ Program::Inspection::Value describe_value(const runtime::ValueModel& model) {
 
 void describe_model(const runtime::ProgramModel& model, Program::Inspection& inspection) {
   inspection.name = model.name;
+  inspection.version = model.version;
+  inspection.symbols = model.symbols;
   inspection.metadata_json = model.metadata_json;
   inspection.inputs = model.inputs;
   inspection.outputs = model.outputs;

@@ -14,10 +14,12 @@ namespace et_ops::runtime {
 enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, TensorList, None };
 
 struct TensorModel {
-  TensorSpec spec;
+  TensorSpec spec;  // a symbolic size holds its largest value (what memory is planned for)
   std::vector<int64_t> strides;  // elements, consistent with spec.dim_order
-  bool constant = false;
-  uint64_t data_offset = 0;  // from the start of the data segment (constants)
+  bool constant = false;  // read-only bytes in the file
+  bool state = false;     // bytes in the file copied into each run state (version 2)
+  uint64_t data_offset = 0;  // from the start of the data segment (constants and state)
+  std::vector<SymbolicInt> symbolic_sizes;  // one per dimension; empty when every size is static
 };
 
 struct ValueModel {
@@ -26,6 +28,9 @@ struct ValueModel {
   int64_t integer = 0;      // Int; Bool (0 or 1); ScalarType (et_ops_dtype number)
   double real = 0.0;        // Double
   std::vector<int64_t> list;  // IntList
+  // Int: one entry, IntList: one per element, when symbolic (version 2); the
+  // payload above then holds the value at the symbols' largest values.
+  std::vector<SymbolicInt> symbolic;
   std::vector<uint32_t> elements;  // TensorList: the value indices of its tensors
 };
 
@@ -35,6 +40,8 @@ struct InstructionModel {
 };
 
 struct ProgramModel {
+  uint32_t version = 1;
+  std::vector<Symbol> symbols;
   std::string name;
   std::string metadata_json = "{}";
   std::vector<ValueModel> values;

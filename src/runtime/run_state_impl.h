@@ -1,5 +1,6 @@
-// What one run state holds: the activation arena, its own tensors and
-// values, the per-run-state parts of prepared kernels, a thread pool, and
+// What one run state holds: the activation arena (with the program's state
+// tensors in it), its own tensors and values, the sizes of its dynamic
+// tensors, the per-run-state parts of prepared kernels, a thread pool, and
 // for every instruction a pre-resolved call, so a run is a loop of
 // indirect calls.
 #ifndef ET_OPS_SRC_RUNTIME_RUN_STATE_IMPL_H
@@ -42,6 +43,8 @@ struct __attribute__((visibility("hidden"))) RunState::Impl {
 
   RunResult execute(InstructionTiming* timings);
   bool set_threads(std::size_t count, std::string* error);
+  bool resize_input(std::size_t i, const std::vector<int64_t>& sizes, std::string* error);
+  void reset_state();
 
   const Program::Impl* program;
   std::unique_ptr<uint8_t, FreeDeleter> arena;
@@ -53,12 +56,22 @@ struct __attribute__((visibility("hidden"))) RunState::Impl {
   std::unique_ptr<pthreadpool, PoolDeleter> pool;  // null for one thread
   et_ops_run_environment environment{sizeof(et_ops_run_environment), 1, nullptr};
   KernelContext context;
+  // Dynamic shapes: every dynamic tensor's sizes then strides, back to back
+  // (never reallocated: tensors point into it), the elements of symbolic
+  // int_lists, and the symbols' values of the current run.
+  std::vector<int64_t> dynamic_dims;
+  std::vector<int64_t> dynamic_lists;
+  std::vector<int64_t> symbol_values;
+  std::vector<int64_t*> input_sizes;  // per input: its sizes in dynamic_dims, null when static
 
  private:
   void place_tensors();
   void link_calls();
   void release_instances();
   void link_inputs_outputs();
+  void link_dynamic_shapes();
+  bool bind_symbols(std::string& error);
+  void evaluate_symbolic();
   void call(const Call& c, et_ops_kernel_context* raw) const {
     if (c.run != nullptr) c.run(raw, c.prepared, c.instance, &environment, c.args, c.arg_count);
     else c.fn(raw, c.args, c.arg_count);

@@ -28,6 +28,10 @@ int fuzz_portable_kernels(const uint8_t* data, std::size_t size);
 
 int fuzz_xnnpack_kernels(const uint8_t* data, std::size_t size);
 
+// The operators that write a program's state in place (index_put,
+// index_copy, copy, add), with a guarded state buffer as self and out.
+int fuzz_state_writes(const uint8_t* data, std::size_t size);
+
 // A fuzz target's defect that is not a crash (an error without a message, a
 // changed input tensor): reported on stderr, then abort(), so libFuzzer and
 // the replay driver both see a crash.

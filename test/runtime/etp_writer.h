@@ -67,6 +67,27 @@ class EtpWriter {
     return constant(dtype, std::move(sizes), elements.data(), elements.size() * sizeof(T));
   }
 
+  // Version 2: a symbol, symbolic entries (`mul * name + add`), tensors with
+  // symbolic sizes, state tensors, symbolic ints.
+  void symbol(const std::string& name, int64_t min, int64_t max) {
+    use_version_2();
+    header_["symbols"].push_back({{"name", name}, {"min", min}, {"max", max}});
+  }
+  static nlohmann::json sym(const std::string& name, int64_t mul = 1, int64_t add = 0) {
+    return {{"sym", name}, {"mul", mul}, {"add", add}};
+  }
+  uint32_t dynamic_tensor(DType dtype, nlohmann::json sizes) {
+    return add({{"type", "tensor"}, {"dtype", dtype_name(dtype)}, {"sizes", std::move(sizes)}});
+  }
+  template <typename T>
+  uint32_t state(DType dtype, std::vector<int64_t> sizes, const std::vector<T>& elements) {
+    use_version_2();
+    const uint32_t v = constant(dtype, std::move(sizes), elements);
+    header_["values"][v]["state"] = true;
+    return v;
+  }
+  uint32_t symbolic_int(nlohmann::json v) { return add({{"type", "int"}, {"value", std::move(v)}}); }
+
   uint32_t int_value(int64_t v) { return add({{"type", "int"}, {"value", v}}); }
   uint32_t double_value(double v) { return add({{"type", "double"}, {"value", v}}); }
   uint32_t bool_value(bool v) { return add({{"type", "bool"}, {"value", v}}); }
@@ -86,13 +107,19 @@ class EtpWriter {
   std::vector<uint8_t>& data() { return data_; }
   const std::vector<uint8_t>& data() const { return data_; }
 
-  std::vector<uint8_t> bytes() const { return etp_file_bytes(header_.dump(), data_); }
+  std::vector<uint8_t> bytes() const {
+    return etp_file_bytes(header_.dump(), data_, version_);
+  }
   std::string write(const std::string& path) const {
     write_file(path, bytes());
     return path;
   }
 
  private:
+  void use_version_2() {
+    version_ = 2;
+    header_["version"] = 2;
+  }
   uint32_t add(nlohmann::json value) {
     header_["values"].push_back(std::move(value));
     return static_cast<uint32_t>(header_["values"].size() - 1);
@@ -100,6 +127,7 @@ class EtpWriter {
 
   nlohmann::json header_;
   std::vector<uint8_t> data_;
+  uint32_t version_ = 1;
 };
 
 }  // namespace et_ops::test

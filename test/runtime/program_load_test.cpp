@@ -280,7 +280,8 @@ TEST_CASE("preamble errors") {
   SECTION("empty file") { require_load_error({}, "0 bytes, shorter than the 16-byte"); }
   SECTION("wrong magic") { require_load_error(et_ops::test::etp_file_bytes(header, {}, 1, "\x7f" "ELF"), "wrong magic 7f 45 4c 46"); }
   SECTION("unsupported version") {
-    require_load_error(et_ops::test::etp_file_bytes(header, {}, 2), "unsupported .etp format version 2");
+    require_load_error(et_ops::test::etp_file_bytes(header, {}, 3), "unsupported .etp format version 3");
+    require_load_error(et_ops::test::etp_file_bytes(header, {}, 0), "unsupported .etp format version 0");
   }
   SECTION("header size beyond the file") {
     std::vector<uint8_t> bytes = raw_header(header);

@@ -72,6 +72,8 @@ def test_usage(cli):
 COMMANDS = {  # every command and the options its --help must list
     "run": ["--input FILE.npy", "--batch", "--output-dir DIR", "--repeat N", "--kernels LIST", "--policy P",
             "--load-library PATH"],
+    "generate": ["--prompt-tokens LIST", "--tokenizer M.model", "--prompt TEXT", "--max-new-tokens N",
+                 "--temperature T", "--top-k K", "--seed S", "--stop-tokens LIST", "--threads N", "--kernels LIST"],
     "inspect": ["--json"],
     "doctor": ["--kernels LIST", "--policy P", "--load-library PATH"],
     "ops": ["--json", "--kernels LIST", "--policy P", "--load-library PATH"],

@@ -29,6 +29,7 @@ Entry entry_named(std::string_view name) {
   if (name == "quantized_kernels") return et_ops::fuzz::fuzz_quantized_kernels;
   if (name == "portable_kernels") return et_ops::fuzz::fuzz_portable_kernels;
   if (name == "xnnpack_kernels") return et_ops::fuzz::fuzz_xnnpack_kernels;
+  if (name == "state_writes") return et_ops::fuzz::fuzz_state_writes;
   return nullptr;
 }
 
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
   }
   const Entry entry = entry_named(argv[1]);
   if (entry == nullptr) {
-    fmt::print(stderr, "unknown fuzz target '{}' (etp_loader, npy_reader, quantized_kernels, portable_kernels, xnnpack_kernels)\n", argv[1]);
+    fmt::print(stderr, "unknown fuzz target '{}' (etp_loader, npy_reader, quantized_kernels, portable_kernels, xnnpack_kernels, state_writes)\n", argv[1]);
     return 2;
   }
   std::size_t replayed = 0;
