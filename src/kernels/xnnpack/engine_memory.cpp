@@ -3,6 +3,8 @@
 // 16 output channels (nr), 8 input channels (kr) and 16 rows (mr) a tile.
 #include "engine_memory.h"
 
+#include "kernels.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,6 +57,15 @@ bool check_convolution_memory(KernelContext& ctx, const char* op, const Convolut
                                               geometry) &&
          kernels::detail::check_kernel_memory(ctx, op, "XNNPACK's indirection buffer", convolution_indirection(g),
                                               geometry);
+}
+
+bool check_max_pooling_memory(KernelContext& ctx, const char* op, const PoolingState& s, int64_t out_height,
+                              int64_t out_width) {
+  return kernels::detail::check_kernel_memory(
+      ctx, op, "XNNPACK's indirection buffer",
+      max_pooling_indirection(s.kernel_height, s.kernel_width, s.stride_width, s.dilation_width, out_height, out_width),
+      fmt::format("a {}x{} window (stride {}, dilation {}) over {}x{} output pixels", s.kernel_height,
+                  s.kernel_width, s.stride_width, s.dilation_width, out_height, out_width));
 }
 
 }  // namespace et_ops::kernels::xnnpack::detail

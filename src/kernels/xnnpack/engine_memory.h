@@ -9,6 +9,10 @@
 #include "common/memory_limit.h"
 #include "convolution.h"
 
+namespace et_ops::kernels::xnnpack {
+struct PoolingState;
+}
+
 namespace et_ops::kernels::xnnpack::detail {
 
 using kernels::detail::RequestBytes;
@@ -29,6 +33,10 @@ RequestBytes max_pooling_indirection(uint32_t kernel_height, uint32_t kernel_wid
 // Both of a convolution's, checked against the limit; the error names the
 // operator, the buffer and the geometry.
 bool check_convolution_memory(KernelContext& ctx, const char* op, const ConvolutionGeometry& g);
+// Max pooling's indirection buffer for `s` (its window, stride and
+// dilation) and its output extents, checked against the limit.
+bool check_max_pooling_memory(KernelContext& ctx, const char* op, const PoolingState& s, int64_t out_height,
+                              int64_t out_width);
 
 }  // namespace et_ops::kernels::xnnpack::detail
 

@@ -1,10 +1,7 @@
 // et_xnnpack::adaptive_avg_pool2d.out (to 1x1: global average pooling with
 // requantization) and et_xnnpack::max_pool2d.out (int8, exact), on
 // channels-last tensors.
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <string>
 
 #include "engine_memory.h"
 #include "kernels.h"
@@ -147,15 +144,7 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
   if (!check_dtype(ctx, kMaxPool, "out", out, DType::Int8) || !check_output_sizes(ctx, kMaxPool, out, expected, 4) ||
       !check_channels_last(ctx, kMaxPool, "out", out))
     return nullptr;
-  const std::string window = fmt::format("a {}x{} window (stride {}, dilation {}) over {}x{} output pixels",
-                                         s.kernel_height, s.kernel_width, s.stride_width, s.dilation_width,
-                                         expected[2], expected[3]);
-  if (!is_subsample(s) &&
-      !kernels::detail::check_kernel_memory(ctx, kMaxPool, "XNNPACK's indirection buffer",
-                                            max_pooling_indirection(s.kernel_height, s.kernel_width, s.stride_width,
-                                                                    s.dilation_width, expected[2], expected[3]),
-                                            window))
-    return nullptr;
+  if (!is_subsample(s) && !check_max_pooling_memory(ctx, kMaxPool, s, expected[2], expected[3])) return nullptr;
   s.input_numel = self.numel();
   s.output_numel = out.numel();
   return state;
