@@ -72,11 +72,13 @@ std::string value_text(const Program::Inspection& p, uint32_t v) {
     case ET_OPS_VALUE_BOOL: return fmt::format("%{} bool {}", v, value.integer != 0);
     case ET_OPS_VALUE_SCALAR_TYPE: return fmt::format("%{} scalar_type {}", v, dtype_text(value.integer));
     case ET_OPS_VALUE_INT_LIST: return fmt::format("%{} int_list {}", v, entries_text(p, value.list, value.symbolic));
-    case ET_OPS_VALUE_TENSOR_LIST: {
+    case ET_OPS_VALUE_TENSOR_LIST:
+    case ET_OPS_VALUE_OPTIONAL_TENSOR_LIST: {
       std::vector<std::string> names;
-      for (int64_t element : value.list) names.push_back(fmt::format("%{}", element));
-      return fmt::format("%{} tensor_list [{}]", v, fmt::join(names, ", "));
+      for (int64_t element : value.list) names.push_back(element < 0 ? "none" : fmt::format("%{}", element));
+      return fmt::format("%{} {} [{}]", v, value_tag_name(value.tag), fmt::join(names, ", "));
     }
+    case ET_OPS_VALUE_STRING: return fmt::format("%{} string {:?}", v, value.text);
     default: return fmt::format("%{} none", v);
   }
 }
@@ -171,6 +173,11 @@ nlohmann::json value_json(const Program::Inspection& p, uint32_t v) {
     case ET_OPS_VALUE_SCALAR_TYPE: j["value"] = dtype_text(value.integer); break;
     case ET_OPS_VALUE_INT_LIST:
     case ET_OPS_VALUE_TENSOR_LIST: j["value"] = value.list; break;
+    case ET_OPS_VALUE_OPTIONAL_TENSOR_LIST:
+      j["value"] = nlohmann::json::array();
+      for (int64_t element : value.list) j["value"].push_back(element < 0 ? nlohmann::json() : nlohmann::json(element));
+      break;
+    case ET_OPS_VALUE_STRING: j["value"] = value.text; break;
     default: break;
   }
   if (!value.symbolic.empty()) {

@@ -73,7 +73,9 @@ typedef enum et_ops_value_tag {
   ET_OPS_VALUE_SCALAR_TYPE = 4,
   ET_OPS_VALUE_INT_LIST = 5,
   ET_OPS_VALUE_TENSOR = 6,
-  ET_OPS_VALUE_TENSOR_LIST = 7
+  ET_OPS_VALUE_TENSOR_LIST = 7,
+  ET_OPS_VALUE_STRING = 8,
+  ET_OPS_VALUE_OPTIONAL_TENSOR_LIST = 9
 } et_ops_value_tag;
 
 typedef struct et_ops_int_list {
@@ -87,7 +89,15 @@ typedef struct et_ops_tensor_list {
   int64_t size;
 } et_ops_tensor_list;
 
-/* One argument of an operator call. */
+/* A schema `str` argument: `size` bytes of UTF-8, not NUL-terminated. */
+typedef struct et_ops_string {
+  const char* data;
+  int64_t size;
+} et_ops_string;
+
+/* One argument of an operator call. A schema `Tensor?[]` argument is an
+ * ET_OPS_VALUE_OPTIONAL_TENSOR_LIST whose `tensor_list` elements may be NULL
+ * (None). */
 typedef struct et_ops_value {
   int32_t tag; /* et_ops_value_tag */
   int32_t reserved;
@@ -98,7 +108,8 @@ typedef struct et_ops_value {
     int64_t scalar_type; /* et_ops_dtype */
     et_ops_int_list int_list;
     et_ops_tensor* tensor;
-    et_ops_tensor_list tensor_list;
+    et_ops_tensor_list tensor_list; /* also ET_OPS_VALUE_OPTIONAL_TENSOR_LIST */
+    et_ops_string string;
   } u;
 } et_ops_value;
 

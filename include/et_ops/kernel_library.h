@@ -155,6 +155,28 @@ class ArgumentReader {
     return TensorList(list);
   }
 
+  // A `Tensor?[]`: like a tensor list, but a null element is None.
+  OptionalTensorList optional_tensor_list(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_OPTIONAL_TENSOR_LIST);
+    if (v == nullptr) return OptionalTensorList();
+    const et_ops_tensor_list& list = v->u.tensor_list;
+    if (list.size < 0 || (list.size > 0 && list.data == nullptr)) {
+      fail(i, "is a malformed optional tensor list");
+      return OptionalTensorList();
+    }
+    return OptionalTensorList(list);
+  }
+
+  std::string_view string(std::size_t i) {
+    const et_ops_value* v = arg(i, ET_OPS_VALUE_STRING);
+    if (v == nullptr) return {};
+    if (v->u.string.size < 0 || (v->u.string.size > 0 && v->u.string.data == nullptr)) {
+      fail(i, "is a malformed string");
+      return {};
+    }
+    return std::string_view(v->u.string.data, static_cast<std::size_t>(v->u.string.size));
+  }
+
   // An aten Scalar arrives as an int or a double value; which one matters.
   Scalar scalar(std::size_t i) {
     if (tag(i) == ET_OPS_VALUE_INT) return Scalar(args_[i]->u.i);
@@ -203,6 +225,8 @@ class ArgumentReader {
       case ET_OPS_VALUE_INT_LIST: return "an int list";
       case ET_OPS_VALUE_TENSOR: return "a tensor";
       case ET_OPS_VALUE_TENSOR_LIST: return "a tensor list";
+      case ET_OPS_VALUE_STRING: return "a string";
+      case ET_OPS_VALUE_OPTIONAL_TENSOR_LIST: return "an optional tensor list";
       default: return "an invalid value";
     }
   }
@@ -246,6 +270,16 @@ template <>
 struct KernelArgument<TensorList> {
   static constexpr ArgumentKind kind = ArgumentKind::TensorList;
   static TensorList read(detail::ArgumentReader& a, std::size_t i) { return a.tensor_list(i); }
+};
+template <>
+struct KernelArgument<OptionalTensorList> {
+  static constexpr ArgumentKind kind = ArgumentKind::OptionalTensorList;
+  static OptionalTensorList read(detail::ArgumentReader& a, std::size_t i) { return a.optional_tensor_list(i); }
+};
+template <>
+struct KernelArgument<std::string_view> {
+  static constexpr ArgumentKind kind = ArgumentKind::String;
+  static std::string_view read(detail::ArgumentReader& a, std::size_t i) { return a.string(i); }
 };
 template <>
 struct KernelArgument<int64_t> {
@@ -305,6 +339,8 @@ constexpr const char* kernel_parameter_type(ArgumentKind kind) {
     case ArgumentKind::OptionalScalar: return "std::optional<et_ops::Scalar>";
     case ArgumentKind::ScalarType: return "et_ops::DType";
     case ArgumentKind::OptionalScalarType: return "std::optional<et_ops::DType>";
+    case ArgumentKind::String: return "std::string_view";
+    case ArgumentKind::OptionalTensorList: return "et_ops::OptionalTensorList";
     case ArgumentKind::Other: break;
   }
   return "no parameter type (the kit does not map this schema type)";
@@ -619,8 +655,8 @@ constexpr KernelDefinition kernel(const char* schema, const char* key = "") {
   if constexpr (Signature::valid) {
     static_assert(Signature::arguments_mapped,
                   "et_ops::kernel<&fn>: a parameter of fn has a type that no schema type maps to; use "
-                  "TensorRef, std::optional<TensorRef>, TensorList, int64_t, std::optional<int64_t>, double, "
-                  "std::optional<double>, bool, std::optional<bool>, et_ops::Scalar, std::optional<Scalar>, "
+                  "TensorRef, std::optional<TensorRef>, TensorList, OptionalTensorList, std::string_view, "
+                  "int64_t, std::optional<int64_t>, double, std::optional<double>, bool, std::optional<bool>, et_ops::Scalar, std::optional<Scalar>, "
                   "DType, std::optional<DType>, IntList or std::optional<IntList>");
     KernelDefinition definition;
     definition.schema = schema;

@@ -136,7 +136,8 @@ class ET_OPS_API Program {
       std::vector<SymbolicInt> symbolic;
       int64_t integer = 0;              // int; bool (0 or 1); scalar_type (et_ops_dtype number)
       double real = 0.0;                // double
-      std::vector<int64_t> list;        // int_list: the integers; tensor_list: the value indices
+      std::vector<int64_t> list;        // int_list: the integers; (optional_)tensor_list: the value indices (-1: None)
+      std::string text;                 // string
     };
     struct Instruction {
       std::string op;

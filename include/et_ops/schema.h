@@ -10,7 +10,7 @@
 // Grammar: NAMESPACE::NAME[.OVERLOAD](ARGUMENTS) -> RETURNS, where each
 // argument is TYPE NAME[=DEFAULT] and a lone `*` starts the keyword-only
 // arguments. TYPE is a base type (Tensor, int, SymInt, float, bool, Scalar,
-// ScalarType, or any other identifier), an optional alias annotation in
+// ScalarType, str, or any other identifier), an optional alias annotation in
 // parentheses (`(a!)`: the kernel writes this argument), then list and
 // optional suffixes (`[]`, `[2]`, `?`).
 #ifndef ET_OPS_SCHEMA_H
@@ -44,7 +44,9 @@ enum class ArgumentKind : uint8_t {
   OptionalScalar,      // Scalar?
   ScalarType,          // ScalarType
   OptionalScalarType,  // ScalarType?
-  Other,               // any other type (str, Layout, Tensor?[], float[], ...)
+  String,              // str
+  OptionalTensorList,  // Tensor?[]
+  Other,               // any other type (Layout, float[], str?, ...)
 };
 
 // The type as written in a schema, for messages: "Tensor", "int[]", "float?".
@@ -65,6 +67,8 @@ constexpr std::string_view argument_kind_name(ArgumentKind kind) {
     case ArgumentKind::OptionalScalar: return "Scalar?";
     case ArgumentKind::ScalarType: return "ScalarType";
     case ArgumentKind::OptionalScalarType: return "ScalarType?";
+    case ArgumentKind::String: return "str";
+    case ArgumentKind::OptionalTensorList: return "Tensor?[]";
     case ArgumentKind::Other: break;
   }
   return "an unsupported type";
@@ -292,7 +296,7 @@ class SchemaReader {
   }
 
   static constexpr ArgumentKind kind_of(std::string_view base, const Suffixes& s) {
-    if (s.optional_elements) return ArgumentKind::Other;
+    if (s.optional_elements) return base == "Tensor" && !s.optional ? ArgumentKind::OptionalTensorList : ArgumentKind::Other;
     const bool plain = !s.list && !s.optional;
     const bool optional = !s.list && s.optional;
     if (base == "Tensor") {
@@ -311,6 +315,7 @@ class SchemaReader {
     if (base == "bool") return plain ? ArgumentKind::Bool : ArgumentKind::OptionalBool;
     if (base == "Scalar") return plain ? ArgumentKind::Scalar : ArgumentKind::OptionalScalar;
     if (base == "ScalarType") return plain ? ArgumentKind::ScalarType : ArgumentKind::OptionalScalarType;
+    if (base == "str" && plain) return ArgumentKind::String;
     return ArgumentKind::Other;
   }
 

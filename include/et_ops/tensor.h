@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -62,6 +63,24 @@ class TensorList {
   int64_t size() const { return raw_.size; }
   bool empty() const { return raw_.size == 0; }
   TensorRef operator[](int64_t i) const { return TensorRef(*raw_.data[i]); }
+  const et_ops_tensor_list& raw() const { return raw_; }
+
+ private:
+  et_ops_tensor_list raw_{nullptr, 0};
+};
+
+// A non-owning view of a `Tensor?[]` argument (aten::index's indices): each
+// element a tensor or None.
+class OptionalTensorList {
+ public:
+  OptionalTensorList() = default;
+  explicit OptionalTensorList(et_ops_tensor_list raw) : raw_(raw) {}
+  int64_t size() const { return raw_.size; }
+  bool empty() const { return raw_.size == 0; }
+  std::optional<TensorRef> operator[](int64_t i) const {
+    if (raw_.data[i] == nullptr) return std::nullopt;
+    return TensorRef(*raw_.data[i]);
+  }
   const et_ops_tensor_list& raw() const { return raw_; }
 
  private:

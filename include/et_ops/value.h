@@ -4,6 +4,7 @@
 #define ET_OPS_VALUE_H
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "et_ops/abi.h"
@@ -64,6 +65,21 @@ inline et_ops_value tensor_list_value(et_ops_tensor* const* data, int64_t size) 
   return v;
 }
 
+// `text` must outlive the call it is passed to.
+inline et_ops_value string_value(std::string_view text) {
+  et_ops_value v{};
+  v.tag = ET_OPS_VALUE_STRING;
+  v.u.string.data = text.data();
+  v.u.string.size = static_cast<int64_t>(text.size());
+  return v;
+}
+// A `Tensor?[]` argument: null elements are None.
+inline et_ops_value optional_tensor_list_value(et_ops_tensor* const* data, int64_t size) {
+  et_ops_value v = tensor_list_value(data, size);
+  v.tag = ET_OPS_VALUE_OPTIONAL_TENSOR_LIST;
+  return v;
+}
+
 inline const char* value_tag_name(int32_t tag) {
   switch (tag) {
     case ET_OPS_VALUE_NONE: return "none";
@@ -74,6 +90,8 @@ inline const char* value_tag_name(int32_t tag) {
     case ET_OPS_VALUE_INT_LIST: return "int_list";
     case ET_OPS_VALUE_TENSOR: return "tensor";
     case ET_OPS_VALUE_TENSOR_LIST: return "tensor_list";
+    case ET_OPS_VALUE_STRING: return "string";
+    case ET_OPS_VALUE_OPTIONAL_TENSOR_LIST: return "optional_tensor_list";
     default: return "invalid";
   }
 }

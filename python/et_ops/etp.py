@@ -196,16 +196,18 @@ class ProgramBuilder:
         return self._interned_value({"type": "tensor_list", "value": tensors})
 
     def optional_tensor_list(self, tensors):
-        """A `Tensor?[]` argument: value indices of tensors, None for an absent one (stored as -1)."""
-        entries = [-1 if t is None else int(t) for t in tensors]
-        for t in entries:
-            if t != -1 and (not 0 <= t < len(self._values) or self._values[t]["type"] != "tensor"):
-                raise ValueError(f"optional_tensor_list element {t} is not a tensor value")
-        return self._interned_value({"type": "optional_tensor_list", "value": entries})
+        """A `Tensor?[]` argument (aten::index's indices): value indices of tensors, or None, in order."""
+        tensors = [None if t is None else int(t) for t in tensors]
+        for t in tensors:
+            if t is not None and (not 0 <= t < len(self._values) or self._values[t]["type"] != "tensor"):
+                raise ValueError(f"optional_tensor_list element {t} is neither None nor a tensor value")
+        return self._interned_value({"type": "optional_tensor_list", "value": tensors})
 
-    def string(self, value):
+    def string(self, text):
         """A `str` argument (gelu's approximate)."""
-        return self._interned_value({"type": "string", "value": str(value)})
+        if not isinstance(text, str):
+            raise TypeError(f"a string value must be a str, got {type(text).__name__}")
+        return self._interned_value({"type": "string", "value": text})
 
     def none(self):
         return self._interned_value({"type": "none"})

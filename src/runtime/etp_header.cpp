@@ -87,17 +87,22 @@ void check_outputs(const ProgramModel& model) {
                                     i, model.outputs[i]));
     if (kind == ValueKind::None)
       throw FormatError(fmt::format("outputs[{}] names value {}, which is none", i, model.outputs[i]));
-    if (kind == ValueKind::TensorList)
-      throw FormatError(fmt::format("outputs[{}] names value {}, a tensor_list; name its tensors instead", i,
-                                    model.outputs[i]));
+    if (kind == ValueKind::TensorList || kind == ValueKind::OptionalTensorList)
+      throw FormatError(fmt::format("outputs[{}] names value {}, {}; name its tensors instead", i,
+                                    model.outputs[i],
+                                    kind == ValueKind::TensorList ? "a tensor_list" : "an optional_tensor_list"));
+    if (kind == ValueKind::String)
+      throw FormatError(fmt::format("outputs[{}] names value {}, a string", i, model.outputs[i]));
   }
 }
 
-// A tensor_list holds tensors: every element is the index of a tensor value.
+// A tensor list holds tensors: every element is the index of a tensor value
+// (or, in an optional_tensor_list, None).
 void check_tensor_lists(const ProgramModel& model) {
   for (std::size_t v = 0; v < model.values.size(); ++v) {
     const std::vector<uint32_t>& elements = model.values[v].elements;
     for (std::size_t e = 0; e < elements.size(); ++e) {
+      if (elements[e] == kNoTensor) continue;
       const std::string path = fmt::format("values[{}].value[{}]", v, e);
       if (elements[e] >= model.values.size())
         throw FormatError(fmt::format("{} is {}, out of range: the program has {} values", path, elements[e],

@@ -1,6 +1,6 @@
 // Values of an .etp header: tensors (shape, layout, constant or state data
 // range, symbolic sizes) and the non-tensor kinds (int, double, bool, scalar_type, int_list,
-// tensor_list, none). A tensor_list's elements are checked against the other
+// tensor_list, optional_tensor_list, string, none). A tensor list's elements are checked against the other
 // values once all are read (etp_header.cpp).
 #include "runtime/etp_values.h"
 
@@ -16,7 +16,8 @@
 namespace et_ops::runtime {
 namespace {
 
-constexpr const char* kValueTypes = "tensor, int, double, bool, scalar_type, int_list, tensor_list, none";
+constexpr const char* kValueTypes =
+    "tensor, int, double, bool, scalar_type, int_list, tensor_list, optional_tensor_list, string, none";
 
 std::string dtype_names() {
   std::string names;
@@ -157,13 +158,18 @@ void parse_int_payload(ValueModel& model, const Json& payload, const std::string
   if (!symbolic) model.symbolic.clear();
 }
 
-std::vector<uint32_t> parse_element_list(const Json& value, const std::string& path) {
+// `optional`: a null element is None (kNoTensor).
+std::vector<uint32_t> parse_element_list(const Json& value, const std::string& path, bool optional) {
   const Json::array_t& items = require_array(value, path);
   std::vector<uint32_t> elements;
   elements.reserve(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
+    if (optional && items[i].is_null()) {
+      elements.push_back(kNoTensor);
+      continue;
+    }
     const uint64_t index = require_non_negative(items[i], item_path(path, i));
-    if (index > std::numeric_limits<uint32_t>::max())
+    if (index >= kNoTensor)
       throw FormatError(fmt::format("{} is {}, not a value index", item_path(path, i), index));
     elements.push_back(static_cast<uint32_t>(index));
   }
@@ -179,7 +185,9 @@ void parse_payload(ValueModel& model, const Json& value, const std::string& path
     case ValueKind::Double: model.real = require_number(payload, value_path); break;
     case ValueKind::Bool: model.integer = require_bool(payload, value_path) ? 1 : 0; break;
     case ValueKind::ScalarType: model.integer = static_cast<int64_t>(parse_dtype_field(payload, value_path)); break;
-    case ValueKind::TensorList: model.elements = parse_element_list(payload, value_path); break;
+    case ValueKind::TensorList: model.elements = parse_element_list(payload, value_path, false); break;
+    case ValueKind::OptionalTensorList: model.elements = parse_element_list(payload, value_path, true); break;
+    case ValueKind::String: model.text = require_string(payload, value_path); break;
     case ValueKind::Tensor:
     case ValueKind::None: break;
   }
@@ -195,6 +203,8 @@ ValueKind parse_kind(const Json& value, const std::string& path) {
   if (type == "scalar_type") return ValueKind::ScalarType;
   if (type == "int_list") return ValueKind::IntList;
   if (type == "tensor_list") return ValueKind::TensorList;
+  if (type == "optional_tensor_list") return ValueKind::OptionalTensorList;
+  if (type == "string") return ValueKind::String;
   if (type == "none") return ValueKind::None;
   throw FormatError(fmt::format("{} is '{}', not a known value type ({})", type_path, type, kValueTypes));
 }

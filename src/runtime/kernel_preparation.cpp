@@ -19,9 +19,11 @@ void LinkedArguments::link(const Program::Impl& program, std::vector<et_ops_tens
   list_elements.reserve(element_count);  // never reallocated: lists point into it
   for (std::size_t v = 0; v < values.size(); ++v) {
     if (program.slot_of_value[v] >= 0) values[v].u.tensor = tensor_of(static_cast<uint32_t>(v));
-    if (model.values[v].kind != ValueKind::TensorList) continue;
+    if (model.values[v].kind != ValueKind::TensorList && model.values[v].kind != ValueKind::OptionalTensorList)
+      continue;
     values[v].u.tensor_list.data = list_elements.data() + list_elements.size();
-    for (uint32_t element : model.values[v].elements) list_elements.push_back(tensor_of(element));
+    for (uint32_t element : model.values[v].elements)
+      list_elements.push_back(element == kNoTensor ? nullptr : tensor_of(element));
   }
   arg_pointers.clear();
   arg_pointers.reserve(program.arg_values.size());

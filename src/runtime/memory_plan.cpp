@@ -115,7 +115,8 @@ std::vector<Lifetime> lifetimes(const ProgramModel& model, uint64_t max_bytes) {
   for (std::size_t i = 0; i < model.instructions.size(); ++i)
     for (uint32_t v : model.instructions[i].args) {
       use(v, i);
-      for (uint32_t element : model.values[v].elements) use(element, i);
+      for (uint32_t element : model.values[v].elements)
+        if (element != kNoTensor) use(element, i);
     }
   for (uint32_t v : model.inputs) all[v].first = 0;
   for (uint32_t v : model.inputs) all[v].last = kNever;

@@ -33,7 +33,7 @@ bool is_constant(const Program::Impl& program, uint32_t v) {
 bool holds_constant(const Program::Impl& program, uint32_t v) {
   if (is_constant(program, v)) return true;
   for (uint32_t element : program.model.values[v].elements)
-    if (is_constant(program, element)) return true;
+    if (element != kNoTensor && is_constant(program, element)) return true;
   return false;
 }
 

@@ -75,7 +75,8 @@ std::vector<InstructionInfo> Program::describe_instructions() const {
     for (uint32_t v : impl_->model.instructions[i].args) {
       const runtime::ValueModel& value = impl_->model.values[v];
       if (value.kind == runtime::ValueKind::Tensor) info.tensors.push_back(value.tensor.spec);
-      for (uint32_t element : value.elements) info.tensors.push_back(impl_->model.values[element].tensor.spec);
+      for (uint32_t element : value.elements)
+        if (element != runtime::kNoTensor) info.tensors.push_back(impl_->model.values[element].tensor.spec);
     }
     infos.push_back(std::move(info));
   }

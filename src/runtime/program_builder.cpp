@@ -44,6 +44,9 @@ et_ops_value template_of(const ValueModel& value) {
       return int_list_value(value.list.data(), static_cast<int64_t>(value.list.size()));
     case ValueKind::TensorList:  // each run state points it at its own tensors
       return tensor_list_value(nullptr, static_cast<int64_t>(value.elements.size()));
+    case ValueKind::OptionalTensorList:
+      return optional_tensor_list_value(nullptr, static_cast<int64_t>(value.elements.size()));
+    case ValueKind::String: return string_value(value.text);
     case ValueKind::None: break;
   }
   return none_value();

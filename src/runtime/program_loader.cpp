@@ -51,6 +51,8 @@ int32_t value_tag(runtime::ValueKind kind) {
     case runtime::ValueKind::ScalarType: return ET_OPS_VALUE_SCALAR_TYPE;
     case runtime::ValueKind::IntList: return ET_OPS_VALUE_INT_LIST;
     case runtime::ValueKind::TensorList: return ET_OPS_VALUE_TENSOR_LIST;
+    case runtime::ValueKind::OptionalTensorList: return ET_OPS_VALUE_OPTIONAL_TENSOR_LIST;
+    case runtime::ValueKind::String: return ET_OPS_VALUE_STRING;
     case runtime::ValueKind::None: break;
   }
   return ET_OPS_VALUE_NONE;
@@ -65,9 +67,13 @@ Program::Inspection::Value describe_value(const runtime::ValueModel& model) {
   value.symbolic = model.kind == runtime::ValueKind::Tensor ? model.tensor.symbolic_sizes : model.symbolic;
   value.integer = model.integer;
   value.real = model.real;
-  value.list = model.kind == runtime::ValueKind::TensorList
-                   ? std::vector<int64_t>(model.elements.begin(), model.elements.end())
-                   : model.list;
+  value.text = model.text;
+  value.list = model.list;
+  if (model.kind == runtime::ValueKind::TensorList || model.kind == runtime::ValueKind::OptionalTensorList) {
+    value.list.clear();
+    for (uint32_t element : model.elements)
+      value.list.push_back(element == runtime::kNoTensor ? int64_t{-1} : static_cast<int64_t>(element));
+  }
   return value;
 }
 

@@ -11,7 +11,10 @@
 
 namespace et_ops::runtime {
 
-enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, TensorList, None };
+enum class ValueKind { Tensor, Int, Double, Bool, ScalarType, IntList, TensorList, OptionalTensorList, String, None };
+
+// An element of an optional_tensor_list that is None.
+inline constexpr uint32_t kNoTensor = UINT32_MAX;
 
 struct TensorModel {
   TensorSpec spec;  // a symbolic size holds its largest value (what memory is planned for)
@@ -31,7 +34,8 @@ struct ValueModel {
   // Int: one entry, IntList: one per element, when symbolic (version 2); the
   // payload above then holds the value at the symbols' largest values.
   std::vector<SymbolicInt> symbolic;
-  std::vector<uint32_t> elements;  // TensorList: the value indices of its tensors
+  std::vector<uint32_t> elements;  // (Optional)TensorList: the value indices of its tensors; kNoTensor: None
+  std::string text;                // String
 };
 
 struct InstructionModel {

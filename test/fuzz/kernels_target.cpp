@@ -52,6 +52,9 @@ enum class Kind {
   OptionalScalar,
   OptionalIntList,
   TensorList,
+  // Not drawn as wrong kinds (kKindCount stays), so earlier seeds decode as before.
+  String,
+  OptionalTensorList,
 };
 constexpr std::size_t kKindCount = 15;
 
@@ -68,6 +71,7 @@ struct Decoding {
 const Decoding kQuantizedDecoding{std::nullopt, 7};
 const Decoding kPortableDecoding{DType::Float32, kKindCount};
 const Decoding kXnnpackDecoding{DType::Int8, kKindCount};
+const Decoding kIndexDecoding{DType::Int64, kKindCount};
 
 // The argument kinds of a schema, read with the registry's schema reader.
 std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
@@ -90,6 +94,8 @@ std::vector<Kind> argument_kinds(const char* target, std::string_view schema) {
       case ArgumentKind::OptionalFloat: kinds.push_back(Kind::OptionalFloat); break;
       case ArgumentKind::ScalarType: kinds.push_back(Kind::ScalarType); break;
       case ArgumentKind::OptionalScalarType: kinds.push_back(Kind::OptionalScalarType); break;
+      case ArgumentKind::String: kinds.push_back(Kind::String); break;
+      case ArgumentKind::OptionalTensorList: kinds.push_back(Kind::OptionalTensorList); break;
       default:
         target_failure(target, ("an argument type the target does not know: " + std::string(argument.type)).c_str());
     }
@@ -286,7 +292,9 @@ class Call {
         if (in_.chance(96)) return add_value(none_value());
         [[fallthrough]];
       case Kind::IntList: return add_int_list();
-      case Kind::TensorList: return add_tensor_list();
+      case Kind::TensorList: return add_tensor_list(false);
+      case Kind::OptionalTensorList: return add_tensor_list(true);
+      case Kind::String: return add_string();
       case Kind::OptionalScalarType:
         if (in_.chance(96)) return add_value(none_value());
         [[fallthrough]];
@@ -338,15 +346,27 @@ class Call {
     int_lists_.push_back(std::move(list));
   }
 
-  // Up to four tensors (now and then a null one), read only by the kernel.
-  void add_tensor_list() {
+  // A known choice (gelu's) or a few arbitrary bytes.
+  void add_string() {
+    static const char* const kKnown[] = {"none", "tanh"};
+    auto text = std::make_unique<std::string>(in_.chance(192) ? kKnown[in_.below(2)] : "");
+    if (text->empty())
+      for (std::size_t n = in_.below(5); n > 0; --n) text->push_back(static_cast<char>(in_.byte()));
+    add_value(string_value(*text));
+    strings_.push_back(std::move(text));
+  }
+
+  // Up to four tensors (now and then a null one: None in an optional list),
+  // read only by the kernel; index tensors are int64 half of the time.
+  void add_tensor_list(bool optional) {
     auto list = std::make_unique<std::vector<et_ops_tensor*>>(in_.below(5));
     for (et_ops_tensor*& element : *list) {
       if (in_.chance(2)) continue;  // stays null
-      tensors_.push_back(fuzz_tensor(in_, pool_, false, decoding_));
+      tensors_.push_back(fuzz_tensor(in_, pool_, false, optional && in_.chance(128) ? kIndexDecoding : decoding_));
       element = &tensors_.back()->raw;
     }
-    add_value(tensor_list_value(list->data(), static_cast<int64_t>(list->size())));
+    const et_ops_value value = tensor_list_value(list->data(), static_cast<int64_t>(list->size()));
+    add_value(optional ? optional_tensor_list_value(value.u.tensor_list.data, value.u.tensor_list.size) : value);
     tensor_lists_.push_back(std::move(list));
   }
 
@@ -362,6 +382,7 @@ class Call {
   std::vector<std::unique_ptr<FuzzTensor>> tensors_;  // stable addresses: values point into them
   std::vector<std::unique_ptr<std::vector<int64_t>>> int_lists_;  // what int list values point to
   std::vector<std::unique_ptr<std::vector<et_ops_tensor*>>> tensor_lists_;  // what tensor list values point to
+  std::vector<std::unique_ptr<std::string>> strings_;                       // what string values point to
   std::vector<et_ops_value> values_;
 };
 

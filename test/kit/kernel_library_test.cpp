@@ -139,6 +139,42 @@ TEST_CASE("Tensor[] arrives as a TensorList", "[kit]") {
         "kit_test::sum_first.out: argument 0 ('tensors') holds a null tensor at 1");
 }
 
+namespace {
+std::string seen_mode;
+std::vector<bool> seen_present;
+bool pick(et_ops::KernelContext& ctx, et_ops::OptionalTensorList indices, std::string_view mode, et_ops::TensorRef out) {
+  seen_mode = std::string(mode);
+  seen_present.clear();
+  for (int64_t i = 0; i < indices.size(); ++i) seen_present.push_back(indices[i].has_value());
+  (void)out;
+  return ctx.ok();
+}
+}  // namespace
+
+TEST_CASE("Tensor?[] arrives as an OptionalTensorList, str as a string_view", "[kit]") {
+  static const et_ops::KernelLibrary library(
+      "kit_test", "1.0",
+      {et_ops::kernel<&pick>("kit_test::pick.out(Tensor?[] indices, *, str mode='a', Tensor(a!) out) -> Tensor(a!)")});
+  REQUIRE(library.ok());
+  const et_ops_kernel_fn fn = library.manifest().records[0].fn;
+  float x = 0.0f;
+  et_ops::Tensor t(et_ops::DType::Float32, &x, {1});
+  et_ops_tensor* elements[] = {nullptr, t.raw()};
+  const std::string mode = "tanh";
+  std::vector<et_ops_value> args = {et_ops::optional_tensor_list_value(elements, 2), et_ops::string_value(mode),
+                                    et_ops::tensor_value(t)};
+  REQUIRE(et_ops::call_kernel(fn, args).ok());
+  CHECK(seen_mode == "tanh");
+  CHECK(seen_present == std::vector<bool>{false, true});
+  args[0] = et_ops::tensor_list_value(elements, 2);
+  CHECK(std::string(et_ops::call_kernel(fn, args).message()) ==
+        "kit_test::pick.out: argument 0 ('indices') must be an optional tensor list, got a tensor list");
+  args[0] = et_ops::optional_tensor_list_value(elements, 2);
+  args[1] = et_ops::int_value(1);
+  CHECK(std::string(et_ops::call_kernel(fn, args).message()) ==
+        "kit_test::pick.out: argument 1 ('mode') must be a string, got an int");
+}
+
 TEST_CASE("a wrong argument is named by the operator, its position and its schema name", "[kit]") {
   static const et_ops::KernelLibrary library("kit_test", "1.0", {kEverything});
   const et_ops_kernel_fn fn = library.manifest().records[0].fn;
@@ -186,9 +222,9 @@ TEST_CASE("a signature that does not match its schema is refused by register_ker
   }
   SECTION("a schema type the kit does not map") {
     const et_ops::KernelLibrary library(
-        "mismatch", "1.0", {et_ops::kernel<&scale>("kit_test::str.out(Tensor self, str factor, *, Tensor(a!) out) -> ()")});
+        "mismatch", "1.0", {et_ops::kernel<&scale>("kit_test::list.out(Tensor self, float[] factor, *, Tensor(a!) out) -> ()")});
     CHECK_THAT(library.register_kernels().message(),
-               Catch::Contains("argument 1 ('factor') is 'str' in the schema, which takes no parameter type"));
+               Catch::Contains("argument 1 ('factor') is 'float[]' in the schema, which takes no parameter type"));
   }
   SECTION("a schema that does not parse") {
     const et_ops::KernelLibrary library("mismatch", "1.0", {et_ops::kernel<&one_tensor>("kit_test::bad.out(Tensor)")});

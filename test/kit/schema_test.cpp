@@ -46,7 +46,7 @@ TEST_CASE("every supported type maps to its kind", "[schema]") {
       ArgumentKind::OptionalIntList, ArgumentKind::Float,          ArgumentKind::OptionalFloat,
       ArgumentKind::Bool,            ArgumentKind::OptionalBool,   ArgumentKind::Scalar,
       ArgumentKind::OptionalScalar,  ArgumentKind::ScalarType,     ArgumentKind::OptionalScalarType,
-      ArgumentKind::Other,           ArgumentKind::Other,          ArgumentKind::Other,
+      ArgumentKind::String,          ArgumentKind::OptionalTensorList, ArgumentKind::Other,
       ArgumentKind::Tensor};
   REQUIRE(a.size() == std::size(expected));
   for (std::size_t i = 0; i < a.size(); ++i) {

@@ -135,6 +135,18 @@ class EtpFormatTest(unittest.TestCase):
             with self.assertRaises(ValueError):
                 b.tensor_list(bad)
 
+    def test_optional_tensor_list_and_string_values(self):
+        b = ProgramBuilder("optional lists")
+        x, n = b.tensor("int64", [2]), b.integer(3)
+        listed = b.optional_tensor_list([None, x])
+        self.assertEqual(b.value(listed), {"type": "optional_tensor_list", "value": [None, x]})
+        self.assertEqual(b.optional_tensor_list([None, x]), listed)
+        with self.assertRaises(ValueError):
+            b.optional_tensor_list([n])
+        self.assertEqual(b.value(b.string("tanh")), {"type": "string", "value": "tanh"})
+        with self.assertRaises(TypeError):
+            b.string(3)
+
     def test_constant_in_another_dim_order_reads_back_logically(self):
         b = ProgramBuilder("dim_order")
         index = b.constant(np.arange(6, dtype=np.int32).reshape(2, 3))

@@ -402,6 +402,12 @@ TEST_CASE("indices and references") {
       {"tensor_list element negative", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "tensor_list"}, {"value", {-1}}}); }, "values[5].value[0]"},
       {"tensor_list without a list", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "tensor_list"}, {"value", 2}}); }, "values[5].value"},
       {"output naming a tensor_list", [](EtpWriter& w) { w.header()["outputs"] = {w.tensor_list({0})}; }, "outputs[0] names value 5, a tensor_list"},
+      {"optional_tensor_list element not a tensor", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "optional_tensor_list"}, {"value", {0, nullptr, 3}}}); }, "values[5].value[2] names value 3, which is not a tensor"},
+      {"optional_tensor_list element a string", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "optional_tensor_list"}, {"value", {"a"}}}); }, "values[5].value[0]"},
+      {"null in a plain tensor_list", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "tensor_list"}, {"value", {0, nullptr}}}); }, "values[5].value[1]"},
+      {"string without a string", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "string"}, {"value", 3}}); }, "values[5].value"},
+      {"output naming a string", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "string"}, {"value", "tanh"}}); w.header()["outputs"] = {5}; }, "outputs[0] names value 5, a string"},
+      {"output naming an optional_tensor_list", [](EtpWriter& w) { w.header()["values"].push_back({{"type", "optional_tensor_list"}, {"value", {0, nullptr}}}); w.header()["outputs"] = {5}; }, "outputs[0] names value 5, an optional_tensor_list"},
   };
   for (const auto& c : cases) DYNAMIC_SECTION(c.what) { require_header_error(c.breakage, c.fragment); }
 }

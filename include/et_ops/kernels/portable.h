@@ -2,8 +2,11 @@
 // need around their quantized layers: elementwise arithmetic (add, sub, mul,
 // div), activations (relu, hardtanh, clamp, leaky_relu, hardswish,
 // hardsigmoid, sigmoid, tanh), matrix products, convolution, pooling
-// (max, average, adaptive average), mean, softmax, and copies (view,
-// permute, slice, cat, constant padding, nearest upsampling).
+// (max, average, adaptive average), mean, sum, max, softmax, log_softmax,
+// normalization (layer, group), unary math (sqrt, rsqrt, exp, neg, pow),
+// comparisons, selection (where, masked_fill), indexing (embedding, index,
+// index_select, index_put, index_copy) and copies (view, permute, slice,
+// select, expand, cat, constant padding, nearest upsampling, dtype casts).
 //
 // Call register_kernels() once (more calls are no-ops) to make them
 // available to programs, or call a kernel directly through the typed entry
@@ -18,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "et_ops/abi.h"
 #include "et_ops/dtype.h"
@@ -83,11 +87,59 @@ ET_OPS_KERNELS_API bool hardsigmoid_out(KernelContext& ctx, TensorRef self, Tens
 ET_OPS_KERNELS_API bool sigmoid_out(KernelContext& ctx, TensorRef self, TensorRef out);
 // out = tanh(self).
 ET_OPS_KERNELS_API bool tanh_out(KernelContext& ctx, TensorRef self, TensorRef out);
+// out = self * 0.5 * (1 + erf(self / sqrt(2))) (approximate "none") or the "tanh" approximation.
+ET_OPS_KERNELS_API bool gelu_out(KernelContext& ctx, TensorRef self, std::string_view approximate, TensorRef out);
+// out = self / (1 + exp(-self)).
+ET_OPS_KERNELS_API bool silu_out(KernelContext& ctx, TensorRef self, TensorRef out);
+
+// ---- unary math (floating; neg: arithmetic) ----
+
+ET_OPS_KERNELS_API bool sqrt_out(KernelContext& ctx, TensorRef self, TensorRef out);
+// out = 1 / sqrt(self).
+ET_OPS_KERNELS_API bool rsqrt_out(KernelContext& ctx, TensorRef self, TensorRef out);
+ET_OPS_KERNELS_API bool exp_out(KernelContext& ctx, TensorRef self, TensorRef out);
+ET_OPS_KERNELS_API bool neg_out(KernelContext& ctx, TensorRef self, TensorRef out);
+// out = self ** exponent; exponent broadcasts (Tensor overload) and has self's dtype.
+ET_OPS_KERNELS_API bool pow_tensor_scalar_out(KernelContext& ctx, TensorRef self, Scalar exponent, TensorRef out);
+ET_OPS_KERNELS_API bool pow_tensor_tensor_out(KernelContext& ctx, TensorRef self, TensorRef exponent,
+                                              TensorRef out);
+
+// ---- comparisons and logic (self, other: float32, float64, int32, int64, bool, ...; out: bool) ----
+// Operands are compared in their promoted type (floating if either is).
+
+ET_OPS_KERNELS_API bool eq_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out);
+ET_OPS_KERNELS_API bool ne_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out);
+ET_OPS_KERNELS_API bool lt_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out);
+ET_OPS_KERNELS_API bool le_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out);
+ET_OPS_KERNELS_API bool gt_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out);
+ET_OPS_KERNELS_API bool ge_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out);
+ET_OPS_KERNELS_API bool eq_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out);
+ET_OPS_KERNELS_API bool ne_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out);
+ET_OPS_KERNELS_API bool lt_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out);
+ET_OPS_KERNELS_API bool le_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out);
+ET_OPS_KERNELS_API bool gt_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out);
+ET_OPS_KERNELS_API bool ge_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out);
+// out = (self == 0).
+ET_OPS_KERNELS_API bool logical_not_out(KernelContext& ctx, TensorRef self, TensorRef out);
+
+// ---- selection (every dtype; condition and mask: bool) ----
+
+// out = condition ? self : other, all three broadcast to out's shape.
+ET_OPS_KERNELS_API bool where_self_out(KernelContext& ctx, TensorRef condition, TensorRef self, TensorRef other,
+                                       TensorRef out);
+// out = mask ? value : self, mask broadcast to self's shape.
+ET_OPS_KERNELS_API bool masked_fill_scalar_out(KernelContext& ctx, TensorRef self, TensorRef mask, Scalar value,
+                                               TensorRef out);
 
 // ---- matrix products (float32, accumulated in float64, rounded once) ----
 
 // out[n, m] = self[n, k] @ mat2[k, m].
 ET_OPS_KERNELS_API bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out);
+// out[b] = self[b] @ mat2[b] for 3-D operands.
+ET_OPS_KERNELS_API bool bmm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out);
+// out[b] = beta * self + alpha * (batch1[b] @ batch2[b]); self broadcasts to [B, n, m]; beta == 0 ignores self.
+ET_OPS_KERNELS_API bool baddbmm_out(KernelContext& ctx, TensorRef self, TensorRef batch1, TensorRef batch2,
+                                    Scalar beta, Scalar alpha, TensorRef out);
 // out = beta * self + alpha * (mat1 @ mat2); self broadcasts to [n, m]; beta == 0 ignores self.
 ET_OPS_KERNELS_API bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat2, Scalar beta,
                                   Scalar alpha, TensorRef out);
@@ -109,6 +161,16 @@ ET_OPS_KERNELS_API bool slice_copy_out(KernelContext& ctx, TensorRef self, int64
 // new elements equal to value.
 ET_OPS_KERNELS_API bool constant_pad_nd_out(KernelContext& ctx, TensorRef self, IntList pad, Scalar value,
                                             TensorRef out);
+// out = self broadcast to size (-1 keeps a size; new leading dimensions may be added); implicit is ignored.
+ET_OPS_KERNELS_API bool expand_copy_out(KernelContext& ctx, TensorRef self, IntList size, bool implicit,
+                                        TensorRef out);
+// out = self[..., index, ...] along dim (index may be negative), one dimension fewer.
+ET_OPS_KERNELS_API bool select_copy_int_out(KernelContext& ctx, TensorRef self, int64_t dim, int64_t index,
+                                            TensorRef out);
+// out (shaped like self) = src broadcast to self's shape, converted to out's dtype (float32, float64, int32,
+// int64, bool and the other arithmetic dtypes). When out is self, self is overwritten in place.
+ET_OPS_KERNELS_API bool copy_out(KernelContext& ctx, TensorRef self, TensorRef src, bool non_blocking,
+                                 TensorRef out);
 // out = the tensors joined along dim (sizes equal elsewhere); 1-D tensors of size 0 are skipped, as in aten.
 ET_OPS_KERNELS_API bool cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out);
 // Nearest-neighbour upsampling of self [N, C, H, W] to output_size [H_out, W_out]; a positive scale
@@ -142,9 +204,52 @@ ET_OPS_KERNELS_API bool adaptive_avg_pool2d_out(KernelContext& ctx, TensorRef se
 // Mean of self over dim (none or empty: every dimension), computed in dtype (or out's dtype when none).
 ET_OPS_KERNELS_API bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim,
                                  std::optional<DType> dtype, TensorRef out);
-// Softmax of self along dim; half_to_float must be false.
+// Softmax of self along dim (negative counts from the end); half_to_float must be false.
 ET_OPS_KERNELS_API bool softmax_out(KernelContext& ctx, TensorRef self, int64_t dim, bool half_to_float,
                                     TensorRef out);
+// log(softmax(self)) along dim, as x - max - log(sum(exp(x - max))).
+ET_OPS_KERNELS_API bool log_softmax_out(KernelContext& ctx, TensorRef self, int64_t dim, bool half_to_float,
+                                        TensorRef out);
+// Sum of self over dim (none or empty: every dimension), in dtype (or out's dtype when none).
+ET_OPS_KERNELS_API bool sum_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim,
+                                std::optional<DType> dtype, TensorRef out);
+// The maximum of self along dim into max, and its first index (int64) into max_values (aten's name).
+ET_OPS_KERNELS_API bool max_dim_out(KernelContext& ctx, TensorRef self, int64_t dim, bool keepdim, TensorRef max,
+                                    TensorRef max_values);
+
+// ---- normalization (float32) ----
+
+// Layer norm over the trailing normalized_shape dimensions of input: out0 the result, out1 the means and
+// out2 the reciprocal standard deviations (input's leading shape, then 1 per normalized dimension).
+ET_OPS_KERNELS_API bool native_layer_norm_out(KernelContext& ctx, TensorRef input, IntList normalized_shape,
+                                              std::optional<TensorRef> weight, std::optional<TensorRef> bias,
+                                              double eps, TensorRef out0, TensorRef out1, TensorRef out2);
+// Group norm of input [N, C, *] (HxW elements per channel) in `group` groups: out0 the result, out1 the
+// means and out2 the reciprocal standard deviations, both [N, group].
+ET_OPS_KERNELS_API bool native_group_norm_out(KernelContext& ctx, TensorRef input, std::optional<TensorRef> weight,
+                                              std::optional<TensorRef> bias, int64_t N, int64_t C, int64_t HxW,
+                                              int64_t group, double eps, TensorRef out0, TensorRef out1,
+                                              TensorRef out2);
+
+// ---- indexing (self: every dtype; indices: int64 or int32, negative ones wrap; out of range is an error) ----
+
+// out[*, :] = weight[indices[*], :]; padding_idx, scale_grad_by_freq and sparse only affect gradients.
+ET_OPS_KERNELS_API bool embedding_out(KernelContext& ctx, TensorRef weight, TensorRef indices, int64_t padding_idx,
+                                      bool scale_grad_by_freq, bool sparse, TensorRef out);
+// out = self[indices...] (advanced indexing: None keeps a dimension, index tensors broadcast together;
+// bool masks are not supported).
+ET_OPS_KERNELS_API bool index_out(KernelContext& ctx, TensorRef self, OptionalTensorList indices, TensorRef out);
+// out = self.index_select(dim, index).
+ET_OPS_KERNELS_API bool index_select_out(KernelContext& ctx, TensorRef self, int64_t dim, TensorRef index,
+                                         TensorRef out);
+// out = self with out[indices...] = values (or += with accumulate). When out is self only the indexed
+// elements are written.
+ET_OPS_KERNELS_API bool index_put_out(KernelContext& ctx, TensorRef self, OptionalTensorList indices,
+                                      TensorRef values, bool accumulate, TensorRef out);
+// out = self with out.select(dim, index[i]) = source.select(dim, i). When out is self only those slices are
+// written.
+ET_OPS_KERNELS_API bool index_copy_out(KernelContext& ctx, TensorRef self, int64_t dim, TensorRef index,
+                                       TensorRef source, TensorRef out);
 
 }  // namespace et_ops::kernels::portable
 

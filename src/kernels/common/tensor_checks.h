@@ -106,6 +106,7 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, uint16_t>) return DType::UInt16;
   else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
   else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
+  else if constexpr (std::is_same_v<T, bool>) return DType::Bool;
   else static_assert(sizeof(T) == 0, "not a tensor element type");
 }
 

@@ -1,11 +1,13 @@
 // Elementwise activations and clamping: aten::relu, hardtanh (ReLU6),
-// clamp, leaky_relu, hardswish, hardsigmoid, sigmoid and tanh. Floating
+// clamp, leaky_relu, hardswish, hardsigmoid, sigmoid, tanh, gelu (both
+// approximations) and silu. Floating
 // point goes through the vectorised loops of activation_simd.cpp (the same
 // bits on every CPU); integers through plain loops.
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 
 #include "activation_simd.h"
@@ -151,6 +153,18 @@ bool sigmoid_out(KernelContext& ctx, TensorRef self, TensorRef out) {
 
 bool tanh_out(KernelContext& ctx, TensorRef self, TensorRef out) {
   return floating_activation(ctx, "aten::tanh.out", Unary::Tanh, self, out);
+}
+
+// approximate is "none" (the erf form) or "tanh", as in PyTorch.
+bool gelu_out(KernelContext& ctx, TensorRef self, std::string_view approximate, TensorRef out) {
+  const char* op = "aten::gelu.out";
+  if (approximate == "none") return floating_activation(ctx, op, Unary::Gelu, self, out);
+  if (approximate == "tanh") return floating_activation(ctx, op, Unary::GeluTanh, self, out);
+  return detail::fail(ctx, op, "approximate = '{}' is not supported; expected 'none' or 'tanh'", approximate);
+}
+
+bool silu_out(KernelContext& ctx, TensorRef self, TensorRef out) {
+  return floating_activation(ctx, "aten::silu.out", Unary::Silu, self, out);
 }
 
 }  // namespace et_ops::kernels::portable

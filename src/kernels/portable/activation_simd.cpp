@@ -81,6 +81,28 @@ void ApplyTyped(Unary op, const T* in, T* out, std::size_t n, const UnaryParams&
         return hn::IfThenElse(hn::Gt(x, hn::Zero(dt)), x, hn::Mul(x, hn::Set(dt, slope)));
       });
     }
+    case Unary::Sqrt: return MapLanes(d, in, out, n, [](auto, auto x) { return hn::Sqrt(x); });
+    case Unary::Rsqrt:
+      return MapLanes(d, in, out, n, [](auto dt, auto x) { return hn::Div(hn::Set(dt, T(1)), hn::Sqrt(x)); });
+    case Unary::Silu:
+      return MapLanes(d_wide, in, out, n, [&](auto dt, auto x) {
+        return hn::Div(x, hn::Add(hn::Set(dt, T(1)), InBinary64(dt, hn::Neg(x), exp)));
+      });
+    case Unary::Gelu:
+      // PyTorch's formula and constants, in the element type but for erf.
+      return MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
+        const auto erf = InBinary64(dt, hn::Mul(x, hn::Set(dt, static_cast<T>(0.70710678118654752440))),
+                                    [](auto dd, auto v) { return Erf(dd, v); });
+        return hn::Mul(hn::Mul(x, hn::Set(dt, T(0.5))), hn::Add(hn::Set(dt, T(1)), erf));
+      });
+    case Unary::GeluTanh:
+      return MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
+        const auto beta = hn::Set(dt, static_cast<T>(1.41421356237309504880 * 1.12837916709551257390 * 0.5));
+        const auto cube = hn::Mul(hn::Mul(x, x), x);
+        const auto inner = hn::Mul(beta, hn::Add(x, hn::Mul(hn::Set(dt, static_cast<T>(0.044715)), cube)));
+        const auto tanh = InBinary64(dt, inner, [](auto dd, auto v) { return Tanh(dd, v); });
+        return hn::Mul(hn::Mul(hn::Set(dt, T(0.5)), x), hn::Add(hn::Set(dt, T(1)), tanh));
+      });
     case Unary::Clamp: {
       const auto lo = static_cast<T>(params.lo);
       const auto hi = static_cast<T>(params.hi);

@@ -19,6 +19,11 @@ enum class Unary : int {
   Hardsigmoid,  // min(max(x + 3, 0), 6) / 6
   LeakyRelu,    // x > 0 ? x : x * slope
   Clamp,        // t = x < lo ? lo : x, then hi < t ? hi : t (NaN x stays; a NaN bound never wins)
+  Sqrt,         // IEEE square root
+  Rsqrt,        // 1 / sqrt(x), two roundings, as PyTorch
+  Silu,         // x / (1 + e), e = e^-x rounded to the element type, as PyTorch
+  Gelu,         // (x * 0.5) * (1 + erf(x * sqrt(1/2))), erf computed in binary64 and rounded once
+  GeluTanh,     // (0.5 * x) * (1 + tanh(b * (x + 0.044715 * x^3))), b = sqrt(2 / pi), tanh in binary64
 };
 
 // Parameters of LeakyRelu and Clamp, already values of the element type.

@@ -1,7 +1,8 @@
-// aten::add, sub, mul and div, each with a tensor and a Scalar operand:
+// aten::add, sub, mul, div and pow, each with a tensor and a Scalar operand:
 // elementwise arithmetic with PyTorch broadcasting, bit-exact with PyTorch's
 // CPU kernels (except where PyTorch's own rounding of `self + alpha * other`
-// depends on its vector path: see add_scaled).
+// depends on its vector path: see add_scaled; and pow with a general
+// exponent, see Power).
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -173,6 +174,18 @@ struct Divide {
   }
 };
 
+// self ** exponent in binary64, rounded once: within an ulp or so of the
+// exact power (PyTorch's powf, scalar or vectorised, is within one ulp too).
+// glibc's binary64 pow is accurate to about half an ulp of binary64 with or
+// without FMA, so the rounded result is the same on every CPU but where the
+// exact power lies within that of a float32 rounding boundary.
+struct Power {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+  }
+};
+
 // The dtypes an operator takes: every arithmetic one, or floating only.
 template <bool kFloatingOnly, typename F>
 bool dispatch_dtype(DType t, F&& f) {
@@ -210,6 +223,27 @@ bool combine_with_scalar(KernelContext& ctx, const char* op, TensorRef self, Sca
   return ctx.ok();
 }
 
+// pow with a Scalar exponent as aten computes it: 0 fills ones, 1 copies,
+// and 0.5, -0.5, -1, 2, 3 and -2 are sqrt, 1 / sqrt, 1 / x, x * x,
+// x * x * x and 1 / (x * x) in the element type (bit-exact with PyTorch);
+// any other exponent is Power.
+template <typename T>
+void run_pow_scalar(TensorRef self, double exponent, TensorRef out) {
+  const detail::ScalarTensor<T> unused(T(0));
+  const TensorRef operand = unused.ref();
+  const Shape shape = detail::shape_of(self);
+  const auto run = [&](auto f) { run_binary<T>(self, operand, out, shape, [f](T a, T) { return f(a); }); };
+  if (exponent == 0.0) run([](T) { return T(1); });
+  else if (exponent == 1.0) run([](T a) { return a; });
+  else if (exponent == 0.5) run([](T a) { return std::sqrt(a); });
+  else if (exponent == -0.5) run([](T a) { return T(1) / std::sqrt(a); });
+  else if (exponent == -1.0) run([](T a) { return T(1) / a; });
+  else if (exponent == 2.0) run([](T a) { return a * a; });
+  else if (exponent == 3.0) run([](T a) { return a * a * a; });
+  else if (exponent == -2.0) run([](T a) { return T(1) / (a * a); });
+  else run([exponent](T a) { return static_cast<T>(std::pow(static_cast<double>(a), exponent)); });
+}
+
 }  // namespace
 
 bool add_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out) {
@@ -244,6 +278,32 @@ bool div_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out)
 
 bool div_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
   return combine_with_scalar<true>(ctx, "aten::div.Scalar_out", self, other, out, Divide{});
+}
+
+bool pow_tensor_tensor_out(KernelContext& ctx, TensorRef self, TensorRef exponent, TensorRef out) {
+  const char* op = "aten::pow.Tensor_Tensor_out";
+  Shape shape;
+  const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "exponent", exponent) &&
+                     detail::check_tensor(ctx, op, "out", out) && detail::check_floating_dtype(ctx, op, "self", self) &&
+                     detail::check_same_dtype(ctx, op, "exponent", exponent, "self", self) &&
+                     detail::check_same_dtype(ctx, op, "out", out, "self", self) &&
+                     detail::broadcast_shape(ctx, op, "self", self, "exponent", exponent, shape) &&
+                     detail::check_out_shape(ctx, op, "out", out, shape, "the broadcast shape of self and exponent") &&
+                     detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::ExactAllowed) &&
+                     detail::check_no_overlap(ctx, op, "out", out, "exponent", exponent, Alias::ExactAllowed);
+  if (!valid) return false;
+  detail::dispatch_floating(self.dtype(), [&](auto tag) {
+    run_binary<typename decltype(tag)::type>(self, exponent, out, shape, Power{});
+  });
+  return ctx.ok();
+}
+
+bool pow_tensor_scalar_out(KernelContext& ctx, TensorRef self, Scalar exponent, TensorRef out) {
+  if (!detail::check_unary(ctx, "aten::pow.Tensor_Scalar_out", self, out, detail::check_floating_dtype)) return false;
+  detail::dispatch_floating(self.dtype(), [&](auto tag) {
+    run_pow_scalar<typename decltype(tag)::type>(self, exponent.to_double(), out);
+  });
+  return ctx.ok();
 }
 
 }  // namespace et_ops::kernels::portable

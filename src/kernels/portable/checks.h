@@ -158,6 +158,38 @@ inline bool check_arithmetic_dtype(KernelContext& ctx, const char* op, const cha
               kArithmeticDtypes);
 }
 
+inline constexpr const char* kComparableDtypes = "float32, float64, int8, uint8, int16, int32, int64, bool";
+
+// Calls f(Tag<T>{}) for the arithmetic dtypes and for bool (T = bool; read
+// bool elements with load(), which takes any nonzero byte as true).
+template <typename F>
+bool dispatch_comparable(DType t, F&& f) {
+  if (t == DType::Bool) {
+    f(Tag<bool>{});
+    return true;
+  }
+  return dispatch_arithmetic(t, f);
+}
+
+inline bool check_comparable_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  if (dispatch_comparable(t.dtype(), [](auto) {})) return true;
+  return fail(ctx, op, "{} has dtype {}, which is not supported; expected one of {}", name, dtype_name(t.dtype()),
+              kComparableDtypes);
+}
+
+// An element as a value: a bool byte other than 0 or 1 (which a program's
+// bytes may hold) is true, never undefined behaviour.
+template <typename T>
+T load(const T* p) {
+  if constexpr (std::is_same_v<T, bool>) {
+    uint8_t byte;
+    std::memcpy(&byte, p, 1);
+    return byte != 0;
+  } else {
+    return *p;
+  }
+}
+
 inline constexpr const char* kFloatingDtypes = "float32, float64";
 
 // Calls f(Tag<T>{}) for float32 and float64, the dtypes of the kernels that

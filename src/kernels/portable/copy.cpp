@@ -1,6 +1,7 @@
-// aten::view_copy.out, aten::permute_copy.out and aten::slice_copy.Tensor_out:
-// element copies for every dtype (bytes are moved, never converted), in any
-// dense layout.
+// aten::view_copy.out, permute_copy.out, slice_copy.Tensor_out,
+// select_copy.int_out and expand_copy.out: element copies for every dtype
+// (bytes are moved, never converted), in any dense layout; and aten::copy.out,
+// which broadcasts and converts between dtypes as PyTorch's x86 build does.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +20,9 @@ using detail::Shape;
 constexpr const char* kViewCopyOp = "aten::view_copy.out";
 constexpr const char* kPermuteCopyOp = "aten::permute_copy.out";
 constexpr const char* kSliceCopyOp = "aten::slice_copy.Tensor_out";
+constexpr const char* kSelectCopyOp = "aten::select_copy.int_out";
+constexpr const char* kExpandCopyOp = "aten::expand_copy.out";
+constexpr const char* kCopyOp = "aten::copy.out";
 
 bool check_list(KernelContext& ctx, const char* op, const char* name, IntList list) {
   if (!detail::check_int_list(ctx, op, name, list)) return false;
@@ -119,6 +123,60 @@ SliceRange resolve_slice(int64_t size, std::optional<int64_t> start, std::option
   return SliceRange{first, length == 0 ? 0 : (length - 1) / step + 1};
 }
 
+// The shape `size` asks expand for: -1 keeps self's size; self's sizes of
+// 1 may grow; new leading dimensions take any non-negative size.
+bool resolve_expand_shape(KernelContext& ctx, TensorRef self, IntList size, Shape& shape) {
+  const char* op = kExpandCopyOp;
+  if (!check_list(ctx, op, "size", size)) return false;
+  if (size.size() < self.dim())
+    return detail::fail(ctx, op, "size {} has {} entries, fewer than self's {} dimensions (shape {})",
+                        detail::list_string(size), size.size(), self.dim(), detail::shape_string(self));
+  shape.dim = size.size();
+  const int64_t leading = size.size() - self.dim();
+  for (int64_t i = 0; i < size.size(); ++i) {
+    const int64_t have = i >= leading ? self.size(i - leading) : -1;
+    int64_t want = size[i];
+    if (want == -1 && have >= 0) want = have;
+    if (want < 0 || (have >= 0 && have != 1 && have != want))
+      return detail::fail(ctx, op, "size {} cannot expand self of shape {}: entry {} is {}{}", detail::list_string(size),
+                          detail::shape_string(self), i, size[i],
+                          have < 0 ? " (a new leading dimension needs a size of at least 0)"
+                                   : " (only a size of 1 can change)");
+    shape.sizes[i] = want;
+  }
+  return true;
+}
+
+// Converts an element as PyTorch's CPU kernels do on x86-64: a floating
+// value that an integer cannot hold (NaN, infinities, out of range) gives
+// what cvttss2si / cvttsd2si give (the lowest value of int32, or of int64
+// for int64), never undefined behaviour; narrower integers take int32's
+// low bits; anything to bool is `!= 0`.
+template <typename To, typename From>
+To convert_element(From value) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return value != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && !std::is_floating_point_v<To>) {
+    using Wide = std::conditional_t<std::is_same_v<To, int64_t>, int64_t, int32_t>;
+    constexpr double kLimit = std::is_same_v<Wide, int64_t> ? 9223372036854775808.0 : 2147483648.0;
+    const double v = static_cast<double>(value);
+    const Wide wide = (v > -kLimit - 1.0 && v < kLimit) ? static_cast<Wide>(v) : std::numeric_limits<Wide>::min();
+    return static_cast<To>(static_cast<std::make_unsigned_t<Wide>>(wide));
+  } else if constexpr (!std::is_floating_point_v<To>) {
+    return static_cast<To>(static_cast<std::make_unsigned_t<To>>(static_cast<uint64_t>(static_cast<int64_t>(value))));
+  } else {
+    return static_cast<To>(value);
+  }
+}
+
+template <typename To, typename From>
+void convert_strided(const detail::StridedLoop<2>& loop, To* out, const From* in) {
+  detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
+    for (int64_t j = 0; j < length; ++j)
+      out[offset[0] + j * step[0]] = convert_element<To>(detail::load(in + offset[1] + j * step[1]));
+  });
+}
+
 }  // namespace
 
 bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef out) {
@@ -199,6 +257,96 @@ bool slice_copy_out(KernelContext& ctx, TensorRef self, int64_t dim, std::option
       static_cast<const unsigned char*>(self.data()) + range.start * self.stride(wrapped) * static_cast<int64_t>(element);
   detail::dispatch_element_size(element, [&](auto size_tag) {
     detail::copy_strided<decltype(size_tag)::value>(loop, out.data(), first);
+  });
+  return ctx.ok();
+}
+
+bool select_copy_int_out(KernelContext& ctx, TensorRef self, int64_t dim, int64_t index, TensorRef out) {
+  const char* op = kSelectCopyOp;
+  int64_t wrapped = 0;
+  const bool args_ok = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
+                       detail::check_same_dtype(ctx, op, "out", out, "self", self);
+  if (!args_ok) return false;
+  if (self.dim() == 0) return detail::fail(ctx, op, "self is 0-dim; select needs a dimension");
+  if (!detail::wrap_dim(ctx, op, "dim", dim, self.dim(), wrapped)) return false;
+  const int64_t size = self.size(wrapped);
+  if (index < -size || index >= size)
+    return detail::fail(ctx, op, "index = {} is out of range for dimension {} of size {} (expected [{}, {}])", index,
+                        wrapped, size, -size, size - 1);
+  const int64_t position = index < 0 ? index + size : index;
+  Shape shape;
+  detail::StridedLoop<2> loop;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d == wrapped) continue;
+    shape.sizes[shape.dim++] = self.size(d);
+  }
+  const bool valid = detail::check_out_shape(ctx, op, "out", out, shape, "self's shape without dimension dim") &&
+                     detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
+  if (!valid) return false;
+  if (out.numel() == 0) return true;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d == wrapped) continue;
+    loop.sizes[loop.dim] = self.size(d);
+    loop.strides[0][loop.dim] = out.stride(loop.dim);
+    loop.strides[1][loop.dim++] = self.stride(d);
+  }
+  loop.coalesce();
+  const std::size_t element = dtype_size(self.dtype());
+  const auto* first =
+      static_cast<const unsigned char*>(self.data()) + position * self.stride(wrapped) * static_cast<int64_t>(element);
+  detail::dispatch_element_size(element, [&](auto size_tag) {
+    detail::copy_strided<decltype(size_tag)::value>(loop, out.data(), first);
+  });
+  return ctx.ok();
+}
+
+bool expand_copy_out(KernelContext& ctx, TensorRef self, IntList size, bool implicit, TensorRef out) {
+  (void)implicit;  // only tells autograd whether the expand was written by the user
+  const char* op = kExpandCopyOp;
+  Shape shape;
+  const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
+                     detail::check_same_dtype(ctx, op, "out", out, "self", self) &&
+                     resolve_expand_shape(ctx, self, size, shape) &&
+                     detail::check_out_shape(ctx, op, "out", out, shape, "size, with -1 kept from self") &&
+                     detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
+  if (!valid) return false;
+  const TensorRef operands[2] = {out, self};
+  const auto loop = detail::broadcast_loop(shape, operands);
+  detail::dispatch_element_size(dtype_size(self.dtype()), [&](auto size_tag) {
+    detail::copy_strided<decltype(size_tag)::value>(loop, out.data(), self.data());
+  });
+  return ctx.ok();
+}
+
+// out takes self's shape (self's elements are never read: out may be self,
+// a program's state); src broadcasts to it and converts to out's dtype.
+bool copy_out(KernelContext& ctx, TensorRef self, TensorRef src, bool non_blocking, TensorRef out) {
+  (void)non_blocking;  // a CPU copy is always complete when it returns
+  const char* op = kCopyOp;
+  const Shape shape = detail::shape_of(self);
+  const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "src", src) &&
+                     detail::check_tensor(ctx, op, "out", out) &&
+                     detail::check_comparable_dtype(ctx, op, "src", src) &&
+                     detail::check_comparable_dtype(ctx, op, "out", out) &&
+                     detail::check_broadcastable_to(ctx, op, "src", src, shape, "self") &&
+                     detail::check_out_shape(ctx, op, "out", out, shape, "the shape of self") &&
+                     detail::check_no_overlap(ctx, op, "out", out, "src", src, detail::Alias::ExactAllowed);
+  if (!valid || out.numel() == 0) return valid;
+  if (detail::is_exact_alias(out, src)) return true;
+  const TensorRef operands[2] = {out, src};
+  const auto loop = detail::broadcast_loop(shape, operands);
+  if (src.dtype() == out.dtype()) {
+    detail::dispatch_element_size(dtype_size(out.dtype()), [&](auto size_tag) {
+      detail::copy_strided<decltype(size_tag)::value>(loop, out.data(), src.data());
+    });
+    return true;
+  }
+  detail::dispatch_comparable(out.dtype(), [&](auto to) {
+    detail::dispatch_comparable(src.dtype(), [&](auto from) {
+      using To = typename decltype(to)::type;
+      using From = typename decltype(from)::type;
+      convert_strided<To, From>(loop, out.data_as<To>(), src.data_as<const From>());
+    });
   });
   return ctx.ok();
 }

@@ -1,5 +1,6 @@
-// aten::mm.out, aten::addmm.out and aten::linear.out on float32, by the
-// matrix product of gemm.h: float32 operands, float64 sums.
+// aten::mm.out, aten::addmm.out, aten::linear.out, aten::bmm.out and
+// aten::baddbmm.out on float32, by the matrix product of gemm.h: float32
+// operands, float64 sums (bmm and baddbmm: one product per batch).
 //
 // Every output element of the product is the sum over the inner index in
 // increasing order, starting from +0.0, each product exact and each sum
@@ -25,6 +26,8 @@ using detail::Shape;
 constexpr const char* kMmOp = "aten::mm.out";
 constexpr const char* kAddmmOp = "aten::addmm.out";
 constexpr const char* kLinearOp = "aten::linear.out";
+constexpr const char* kBmmOp = "aten::bmm.out";
+constexpr const char* kBaddbmmOp = "aten::baddbmm.out";
 
 // out = alpha * (a @ b) + bias for 2-D float32 tensors whose shapes agree
 // (checked).
@@ -43,25 +46,34 @@ void multiply(TensorRef a, TensorRef b, TensorRef out, detail::GemmBias bias = {
   detail::gemm(p);
 }
 
-// a @ b into out: float32 2-D operands whose inner sizes agree, out of the
-// product's shape and disjoint from both (it is written while they are read).
+// a @ b into out: float32 operands, 2-D ([n, k] @ [k, m]) or batched 3-D
+// ([B, n, k] @ [B, k, m]), whose inner sizes agree, out of the product's
+// shape and disjoint from both (it is written while they are read).
 bool check_product(KernelContext& ctx, const char* op, const char* a_name, TensorRef a, const char* b_name,
-                   TensorRef b, TensorRef out, Shape& shape) {
+                   TensorRef b, TensorRef out, Shape& shape, bool batched = false) {
+  const int64_t rank = batched ? 3 : 2;
   const bool operands_ok =
       detail::check_tensor(ctx, op, a_name, a) && detail::check_tensor(ctx, op, b_name, b) &&
       detail::check_tensor(ctx, op, "out", out) && detail::check_dtype(ctx, op, a_name, a, DType::Float32) &&
       detail::check_dtype(ctx, op, b_name, b, DType::Float32) &&
-      detail::check_dtype(ctx, op, "out", out, DType::Float32) && detail::check_rank(ctx, op, a_name, a, 2) &&
-      detail::check_rank(ctx, op, b_name, b, 2);
+      detail::check_dtype(ctx, op, "out", out, DType::Float32) && detail::check_rank(ctx, op, a_name, a, rank) &&
+      detail::check_rank(ctx, op, b_name, b, rank);
   if (!operands_ok) return false;
-  if (a.size(1) != b.size(0))
-    return detail::fail(ctx, op, "{} of shape {} and {} of shape {} cannot be multiplied: {}.size(1) = {} != {}.size(0) = {}",
-                        a_name, detail::shape_string(a), b_name, detail::shape_string(b), a_name, a.size(1), b_name,
-                        b.size(0));
-  shape.dim = 2;
-  shape.sizes[0] = a.size(0);
-  shape.sizes[1] = b.size(1);
-  return detail::check_out_shape(ctx, op, "out", out, shape, "rows of the first operand, columns of the second") &&
+  if (batched && a.size(0) != b.size(0))
+    return detail::fail(ctx, op, "{} of shape {} and {} of shape {} have different batch sizes", a_name,
+                        detail::shape_string(a), b_name, detail::shape_string(b));
+  const int64_t inner = rank - 1;
+  if (a.size(inner) != b.size(inner - 1))
+    return detail::fail(ctx, op, "{} of shape {} and {} of shape {} cannot be multiplied: {}.size({}) = {} != {}.size({}) = {}",
+                        a_name, detail::shape_string(a), b_name, detail::shape_string(b), a_name, inner,
+                        a.size(inner), b_name, inner - 1, b.size(inner - 1));
+  shape.dim = rank;
+  if (batched) shape.sizes[0] = a.size(0);
+  shape.sizes[rank - 2] = a.size(rank - 2);
+  shape.sizes[rank - 1] = b.size(rank - 1);
+  return detail::check_out_shape(ctx, op, "out", out, shape,
+                                 batched ? "batches, rows of the first operand, columns of the second"
+                                         : "rows of the first operand, columns of the second") &&
          detail::check_no_overlap(ctx, op, "out", out, a_name, a, Alias::Forbidden) &&
          detail::check_no_overlap(ctx, op, "out", out, b_name, b, Alias::Forbidden);
 }
@@ -73,6 +85,34 @@ detail::GemmBias addmm_bias(TensorRef self, TensorRef out, float beta) {
   int64_t strides[2];
   detail::broadcast_strides(self, detail::shape_of(out), strides);
   return detail::GemmBias{self.data_as<const float>(), strides[0], strides[1], beta};
+}
+
+// ---- batched ----
+
+// out[i] = alpha * (a[i] @ b[i]) + beta * self[i] (self broadcast to out; none when beta is 0).
+void multiply_batches(TensorRef a, TensorRef b, TensorRef out, std::optional<TensorRef> self, float beta,
+                      float alpha) {
+  int64_t self_strides[3] = {};
+  if (self) detail::broadcast_strides(*self, detail::shape_of(out), self_strides);
+  detail::Gemm p{};
+  p.sum_scale = alpha;
+  p.rows = out.size(1);
+  p.cols = out.size(2);
+  p.depth = a.size(2);
+  if (p.rows == 0 || p.cols == 0) return;
+  p.b.kind = detail::GemmRhs::Kind::Matrix;
+  for (int64_t i = 0; i < out.size(0); ++i) {
+    // With no inner dimension the product reads neither operand: their data may be null.
+    const float* a_data = p.depth == 0 ? nullptr : a.data_as<const float>() + i * a.stride(0);
+    const float* b_data = p.depth == 0 ? nullptr : b.data_as<const float>() + i * b.stride(0);
+    p.a = detail::GemmLhs{a_data, a.stride(1), {p.depth, 1, 1}, {a.stride(2), 0, 0}};
+    p.b.matrix = detail::GemmMatrix{b_data, b.stride(1), b.stride(2)};
+    p.out = detail::GemmOut{out.data_as<float>() + i * out.stride(0), out.stride(1), out.stride(2), p.cols, 0};
+    p.bias = self && beta != 0.0f ? detail::GemmBias{self->data_as<const float>() + i * self_strides[0], self_strides[1],
+                                                      self_strides[2], beta}
+                                  : detail::GemmBias{};
+    detail::gemm(p);
+  }
 }
 
 // ---- linear ----
@@ -137,6 +177,21 @@ void multiply_linear(TensorRef input, TensorRef weight, std::optional<TensorRef>
   });
 }
 
+// addmm's and baddbmm's self (broadcast to the product's shape, apart
+// from out) and their beta and alpha, converted to float32.
+struct Scaling {
+  float beta = 0.0f;
+  float alpha = 0.0f;
+};
+bool check_scaled_sum(KernelContext& ctx, const char* op, TensorRef self, const Shape& shape, const char* product,
+                      TensorRef out, Scalar beta, Scalar alpha, Scaling& scaling) {
+  return detail::check_tensor(ctx, op, "self", self) && detail::check_dtype(ctx, op, "self", self, DType::Float32) &&
+         detail::check_broadcastable_to(ctx, op, "self", self, shape, product) &&
+         detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::Forbidden) &&
+         detail::scalar_to(ctx, op, "beta", beta, scaling.beta) &&
+         detail::scalar_to(ctx, op, "alpha", alpha, scaling.alpha);
+}
+
 }  // namespace
 
 bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
@@ -150,17 +205,11 @@ bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat
                TensorRef out) {
   const char* op = kAddmmOp;
   Shape shape;
-  float beta_value = 0.0f;
-  float alpha_value = 0.0f;
-  const bool valid = check_product(ctx, op, "mat1", mat1, "mat2", mat2, out, shape) &&
-                     detail::check_tensor(ctx, op, "self", self) &&
-                     detail::check_dtype(ctx, op, "self", self, DType::Float32) &&
-                     detail::check_broadcastable_to(ctx, op, "self", self, shape, "mat1 @ mat2") &&
-                     detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::Forbidden) &&
-                     detail::scalar_to(ctx, op, "beta", beta, beta_value) &&
-                     detail::scalar_to(ctx, op, "alpha", alpha, alpha_value);
-  if (!valid) return false;
-  multiply(mat1, mat2, out, addmm_bias(self, out, beta_value), alpha_value);
+  Scaling scaling;
+  if (!check_product(ctx, op, "mat1", mat1, "mat2", mat2, out, shape) ||
+      !check_scaled_sum(ctx, op, self, shape, "mat1 @ mat2", out, beta, alpha, scaling))
+    return false;
+  multiply(mat1, mat2, out, addmm_bias(self, out, scaling.beta), scaling.alpha);
   return ctx.ok();
 }
 
@@ -168,6 +217,25 @@ bool linear_out(KernelContext& ctx, TensorRef input, TensorRef weight, std::opti
                 TensorRef out) {
   if (!check_linear(ctx, input, weight, bias, out)) return false;
   if (out.numel() > 0) multiply_linear(input, weight, bias, out);
+  return ctx.ok();
+}
+
+bool bmm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
+  Shape shape;
+  if (!check_product(ctx, kBmmOp, "self", self, "mat2", mat2, out, shape, true)) return false;
+  multiply_batches(self, mat2, out, std::nullopt, 0.0f, 1.0f);
+  return ctx.ok();
+}
+
+bool baddbmm_out(KernelContext& ctx, TensorRef self, TensorRef batch1, TensorRef batch2, Scalar beta, Scalar alpha,
+                 TensorRef out) {
+  const char* op = kBaddbmmOp;
+  Shape shape;
+  Scaling scaling;
+  if (!check_product(ctx, op, "batch1", batch1, "batch2", batch2, out, shape, true) ||
+      !check_scaled_sum(ctx, op, self, shape, "batch1 @ batch2", out, beta, alpha, scaling))
+    return false;
+  multiply_batches(batch1, batch2, out, self, scaling.beta, scaling.alpha);
   return ctx.ok();
 }
 

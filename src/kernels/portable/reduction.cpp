@@ -1,5 +1,7 @@
-// aten::mean.out: the mean over some dimensions (or all), with every element
-// converted to the computation dtype first (as aten does).
+// aten::mean.out and aten::sum.IntList_out: the mean or sum over some
+// dimensions (or all), with every element converted to the computation
+// dtype first (as aten does); and aten::max.dim_max: the maximum along one
+// dimension and its index.
 //
 // A float32 mean over a contiguous run of elements (the trailing
 // dimensions of a contiguous tensor: global average pooling) is aten's:
@@ -8,7 +10,9 @@
 // capabilities. Every other mean is summed in binary64 with Neumaier's
 // compensation in logical (row-major) order and divided once: within an
 // ulp or so of the exact mean, whatever the layout; PyTorch sums those in
-// other orders, so the two agree to a documented tolerance.
+// other orders, so the two agree to a documented tolerance. A sum is
+// computed the same way without the division (an int64 sum wraps modulo
+// 2^64, as PyTorch's).
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -25,14 +29,15 @@ namespace {
 using detail::Shape;
 
 constexpr const char* kMeanOp = "aten::mean.out";
+constexpr const char* kSumOp = "aten::sum.IntList_out";
+constexpr const char* kMaxOp = "aten::max.dim_max";
 
 // Which dimensions of self are reduced: none or an empty list means all.
 struct Reduction {
   bool reduced[ET_OPS_MAX_DIMS] = {};
 };
 
-bool resolve_dims(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, Reduction& r) {
-  const char* op = kMeanOp;
+bool resolve_dims(KernelContext& ctx, const char* op, TensorRef self, std::optional<IntList> dim, Reduction& r) {
   if (!dim || dim->empty()) {
     for (int64_t d = 0; d < self.dim(); ++d) r.reduced[d] = true;
     return true;
@@ -125,8 +130,10 @@ bool is_contiguous_float_row(const MeanLoops& loops) {
          loops.reduced.strides[0][0] == 1;
 }
 
+enum class Total { Mean, Sum };
+
 template <typename In, typename Out>
-void run_mean(TensorRef self, const Reduction& r, bool keepdim, TensorRef out) {
+void run_mean(TensorRef self, const Reduction& r, bool keepdim, TensorRef out, Total total = Total::Mean) {
   const MeanLoops loops = mean_loops(self, r, keepdim, out);
   const double count = static_cast<double>(loops.reduced.numel());
   const In* in = self.data_as<const In>();
@@ -136,14 +143,16 @@ void run_mean(TensorRef self, const Reduction& r, bool keepdim, TensorRef out) {
     if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
       if (aten_order) {
         const int64_t n = loops.reduced.sizes[0];
-        return detail::cascade_sum(base, n) / static_cast<float>(n);
+        const float sum = detail::cascade_sum(base, n);
+        return total == Total::Sum ? sum : sum / static_cast<float>(n);
       }
     }
     CompensatedSum sum;
     detail::for_each_row(loops.reduced, [&](const int64_t* offset, int64_t length, const int64_t* step) {
-      for (int64_t j = 0; j < length; ++j) sum.add(static_cast<double>(static_cast<Out>(base[offset[0] + j * step[0]])));
+      for (int64_t j = 0; j < length; ++j)
+        sum.add(static_cast<double>(static_cast<Out>(detail::load(base + offset[0] + j * step[0]))));
     });
-    return static_cast<Out>(sum.value() / count);
+    return static_cast<Out>(total == Total::Sum ? sum.value() : sum.value() / count);
   };
   // for_each_row visits nothing for an empty loop; an empty reduction
   // still has outputs (the mean of nothing is NaN, 0 / 0). Its self is
@@ -159,6 +168,93 @@ void run_mean(TensorRef self, const Reduction& r, bool keepdim, TensorRef out) {
   });
 }
 
+// An integral sum (int64 computation dtype): elements converted to int64
+// and added modulo 2^64.
+template <typename In>
+void run_integral_sum(TensorRef self, const Reduction& r, bool keepdim, TensorRef out) {
+  const MeanLoops loops = mean_loops(self, r, keepdim, out);
+  const In* in = self.data_as<const In>();
+  int64_t* o = out.data_as<int64_t>();
+  detail::for_each_row(loops.kept, [&](const int64_t* offset, int64_t length, const int64_t* step) {
+    for (int64_t j = 0; j < length; ++j) {
+      const In* base = in + offset[1] + j * step[1];
+      uint64_t sum = 0;
+      detail::for_each_row(loops.reduced, [&](const int64_t* e, int64_t n, const int64_t* s) {
+        for (int64_t k = 0; k < n; ++k)
+          sum += static_cast<uint64_t>(static_cast<int64_t>(detail::load(base + e[0] + k * s[0])));
+      });
+      o[offset[0] + j * step[0]] = static_cast<int64_t>(sum);
+    }
+  });
+}
+
+// sum's computation dtype: `dtype` when given (out must have it), else
+// out's; float32, float64 or int64. A floating self needs a floating one.
+bool resolve_sum_dtype(KernelContext& ctx, TensorRef self, std::optional<DType> dtype, TensorRef out) {
+  const char* op = kSumOp;
+  const DType computed = dtype ? *dtype : out.dtype();
+  if (computed != DType::Float32 && computed != DType::Float64 && computed != DType::Int64)
+    return detail::fail(ctx, op, "{} = {} is not supported; expected float32, float64 or int64",
+                        dtype ? "dtype" : "out's dtype (dtype is none)", dtype_name(computed));
+  if (is_floating(self.dtype()) && !is_floating(computed))
+    return detail::fail(ctx, op, "self has dtype {}; its sum cannot be computed in {}", dtype_name(self.dtype()),
+                        dtype_name(computed));
+  return detail::check_dtype(ctx, op, "out", out, computed);
+}
+
+template <typename T>
+void run_max(TensorRef self, int64_t dim, bool keepdim, TensorRef max, TensorRef indices) {
+  const int64_t length = self.dim() > 0 ? self.size(dim) : 1;
+  const int64_t stride = self.dim() > 0 ? self.stride(dim) : 0;
+  // The kept loop walks max; indices has the same shape, its own strides.
+  detail::StridedLoop<3> kept;
+  kept.dim = 0;
+  int64_t out_dim = 0;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d == dim) {
+      if (keepdim) ++out_dim;
+      continue;
+    }
+    kept.sizes[kept.dim] = self.size(d);
+    kept.strides[0][kept.dim] = max.stride(out_dim);
+    kept.strides[1][kept.dim] = indices.stride(out_dim++);
+    kept.strides[2][kept.dim++] = self.stride(d);
+  }
+  kept.coalesce();
+  const T* in = self.data_as<const T>();
+  T* values = max.data_as<T>();
+  int64_t* where = indices.data_as<int64_t>();
+  detail::for_each_row(kept, [&](const int64_t* offset, int64_t count, const int64_t* step) {
+    for (int64_t j = 0; j < count; ++j) {
+      const T* lane = in + offset[2] + j * step[2];
+      // PyTorch's rule: the first strictly greater value wins, and the first NaN ends the search.
+      T best = detail::load(lane);
+      int64_t index = 0;
+      for (int64_t i = 0; i < length; ++i) {
+        const T value = detail::load(lane + i * stride);
+        if (!(value <= best)) {
+          best = value;
+          index = i;
+          if (value != value) break;
+        }
+      }
+      values[offset[0] + j * step[0]] = best;
+      where[offset[1] + j * step[1]] = index;
+    }
+  });
+}
+
+// What mean and sum check alike once self's dtype and the computation
+// dtype are: the dims, out's shape, and out apart from self.
+bool check_reduced_out(KernelContext& ctx, const char* op, TensorRef self, std::optional<IntList> dim, bool keepdim,
+                       TensorRef out, Reduction& r) {
+  return resolve_dims(ctx, op, self, dim, r) &&
+         detail::check_out_shape(ctx, op, "out", out, reduced_shape(self, r, keepdim),
+                                 keepdim ? "self's shape with the reduced dimensions 1"
+                                         : "self's shape without the reduced dimensions") &&
+         detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
+}
+
 }  // namespace
 
 bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim,
@@ -167,16 +263,64 @@ bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bo
   Reduction r;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_arithmetic_dtype(ctx, op, "self", self) &&
-                     resolve_dtype(ctx, self, dtype, out) && resolve_dims(ctx, self, dim, r) &&
-                     detail::check_out_shape(ctx, op, "out", out, reduced_shape(self, r, keepdim),
-                                             keepdim ? "self's shape with the reduced dimensions 1"
-                                                     : "self's shape without the reduced dimensions") &&
-                     detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden);
+                     resolve_dtype(ctx, self, dtype, out) && check_reduced_out(ctx, op, self, dim, keepdim, out, r);
   if (!valid) return false;
   detail::dispatch_arithmetic(self.dtype(), [&](auto in_tag) {
     detail::dispatch_floating(out.dtype(), [&](auto out_tag) {
       run_mean<typename decltype(in_tag)::type, typename decltype(out_tag)::type>(self, r, keepdim, out);
     });
+  });
+  return ctx.ok();
+}
+
+bool sum_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim, std::optional<DType> dtype,
+             TensorRef out) {
+  const char* op = kSumOp;
+  Reduction r;
+  const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
+                     detail::check_comparable_dtype(ctx, op, "self", self) &&
+                     resolve_sum_dtype(ctx, self, dtype, out) && check_reduced_out(ctx, op, self, dim, keepdim, out, r);
+  if (!valid) return false;
+  detail::dispatch_comparable(self.dtype(), [&](auto in_tag) {
+    using In = typename decltype(in_tag)::type;
+    if (out.dtype() == DType::Int64) {
+      if constexpr (!std::is_floating_point_v<In>) run_integral_sum<In>(self, r, keepdim, out);
+      return;
+    }
+    detail::dispatch_floating(out.dtype(), [&](auto out_tag) {
+      run_mean<In, typename decltype(out_tag)::type>(self, r, keepdim, out, Total::Sum);
+    });
+  });
+  return ctx.ok();
+}
+
+bool max_dim_out(KernelContext& ctx, TensorRef self, int64_t dim, bool keepdim, TensorRef max,
+                 TensorRef max_values) {
+  const char* op = kMaxOp;
+  int64_t wrapped = 0;
+  Reduction r;
+  const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "max", max) &&
+                     detail::check_tensor(ctx, op, "max_values", max_values) &&
+                     detail::check_comparable_dtype(ctx, op, "self", self) &&
+                     detail::check_same_dtype(ctx, op, "max", max, "self", self) &&
+                     detail::check_dtype(ctx, op, "max_values (the indices)", max_values, DType::Int64) &&
+                     detail::wrap_dim(ctx, op, "dim", dim, self.dim(), wrapped);
+  if (!valid) return false;
+  if (self.dim() > 0) r.reduced[wrapped] = true;
+  const Shape shape = reduced_shape(self, r, keepdim);
+  const char* what = keepdim ? "self's shape with dimension dim 1" : "self's shape without dimension dim";
+  if (!detail::check_out_shape(ctx, op, "max", max, shape, what) ||
+      !detail::check_out_shape(ctx, op, "max_values", max_values, shape, what) ||
+      !detail::check_no_overlap(ctx, op, "max", max, "self", self, detail::Alias::Forbidden) ||
+      !detail::check_no_overlap(ctx, op, "max_values", max_values, "self", self, detail::Alias::Forbidden) ||
+      !detail::check_no_overlap(ctx, op, "max", max, "max_values", max_values, detail::Alias::Forbidden))
+    return false;
+  if (self.dim() > 0 && self.size(wrapped) == 0 && self.numel() == 0 && shape.numel() > 0)
+    return detail::fail(ctx, op, "dim {} of self (shape {}) is empty; the maximum of nothing is undefined", dim,
+                        detail::shape_string(self));
+  if (self.numel() == 0) return ctx.ok();
+  detail::dispatch_comparable(self.dtype(), [&](auto tag) {
+    run_max<typename decltype(tag)::type>(self, self.dim() > 0 ? wrapped : 0, keepdim, max, max_values);
   });
   return ctx.ok();
 }

@@ -39,6 +39,8 @@ inline et_ops_value value_of_kind(const std::string& type, Tensor& tensor, et_op
                                   const int64_t* list) {
   if (type.back() == '?') return none_value();
   if (type == "Tensor[]") return tensor_list_value(tensors, 1);
+  if (type == "Tensor?[]") return optional_tensor_list_value(tensors, 1);
+  if (type == "str") return string_value("none");
   if (type.rfind("Tensor", 0) == 0) return tensor_value(tensor);
   if (type.back() == ']') return int_list_value(list, 1);  // int[], int[2], SymInt[]
   if (type == "int" || type == "SymInt" || type == "Scalar") return int_value(1);

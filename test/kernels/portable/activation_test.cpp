@@ -412,3 +412,45 @@ TEST_CASE("activations: errors name the argument and the value", "[portable][act
     CHECK(buffer == std::vector<float>(5, -1.0f));
   }
 }
+
+TEST_CASE("gelu and silu: PyTorch's formulas with erf, tanh and exp rounded once, on every SIMD target",
+          "[portable][gelu][simd]") {
+  auto rng = et_ops::test::seeded_rng(11);
+  std::vector<float> values = et_ops::test::random_floats(rng, 45);
+  for (float& v : values) v *= 6.0f;
+  values.push_back(-0.0f);
+  values.push_back(std::numeric_limits<float>::infinity());
+  values.push_back(-std::numeric_limits<float>::infinity());
+  const std::vector<int64_t> shape = {static_cast<int64_t>(values.size())};
+  Owned<float> x(shape, values);
+  et_ops::test::for_each_simd_target([&] {
+    Owned<float> erf_form(shape, Owned<float>::filled(shape, 0));
+    Owned<float> tanh_form(shape, Owned<float>::filled(shape, 0));
+    Owned<float> silu(shape, Owned<float>::filled(shape, 0));
+    KernelContext ctx;
+    REQUIRE(portable::gelu_out(ctx, x, "none", erf_form));
+    REQUIRE(portable::gelu_out(ctx, x, "tanh", tanh_form));
+    REQUIRE(portable::silu_out(ctx, x, silu));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float v = values[i];
+      const float erf = static_cast<float>(std::erf(static_cast<double>(v * static_cast<float>(M_SQRT1_2))));
+      if (std::isfinite(v)) CHECK(erf_form.values[i] == Approx(v * 0.5f * (1.0f + erf)).margin(1e-6 * std::fabs(v)));
+      const float inner = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5) * (v + 0.044715f * (v * v * v));
+      const float tanh = static_cast<float>(std::tanh(static_cast<double>(inner)));
+      if (std::isfinite(v)) CHECK(tanh_form.values[i] == Approx(0.5f * v * (1.0f + tanh)).margin(1e-6 * std::fabs(v)));
+      const float e = static_cast<float>(std::exp(-static_cast<double>(v)));
+      CHECK(bits_of(silu.values[i]) == bits_of(v / (1.0f + e)));
+    }
+    CHECK(bits_of(erf_form.values[values.size() - 3]) == bits_of(-0.0f));
+    CHECK(erf_form.values[values.size() - 2] == std::numeric_limits<float>::infinity());
+    CHECK(std::isnan(erf_form.values[values.size() - 1]));  // -inf * 0, as PyTorch's formula gives
+  });
+}
+
+TEST_CASE("gelu: an unknown approximation is an error", "[portable][gelu][errors]") {
+  Owned<float> x({1}, {1});
+  Owned<float> out({1}, {0});
+  KernelContext ctx;
+  CHECK_FALSE(portable::gelu_out(ctx, x, "sigmoid", out));
+  CHECK(et_ops::test::failed_with(ctx, {"aten::gelu.out", "approximate", "sigmoid"}));
+}

@@ -330,3 +330,39 @@ TEST_CASE("slice_copy: errors", "[portable][slice_copy][errors]") {
     CHECK_ERROR(ctx, "out overlaps self in memory");
   }
 }
+
+TEST_CASE("expand_copy and select_copy", "[portable][copy]") {
+  KernelContext ctx;
+  Owned<int64_t> x({2, 1}, {1, 2});
+  Owned<int64_t> wide({3, 2, 2}, Owned<int64_t>::filled({3, 2, 2}, 0));
+  const std::vector<int64_t> size = {3, -1, 2};
+  REQUIRE(portable::expand_copy_out(ctx, x, size, false, wide));
+  CHECK(wide.values == std::vector<int64_t>{1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2});
+  const std::vector<int64_t> bad = {3, 3, 2};
+  CHECK_FALSE(portable::expand_copy_out(ctx, x, bad, false, wide));
+  CHECK(et_ops::test::failed_with(ctx, {"aten::expand_copy.out", "size [3, 3, 2]", "entry 1"}));
+  ctx.reset();
+  Owned<int64_t> plane({2, 2}, Owned<int64_t>::filled({2, 2}, 0));
+  REQUIRE(portable::select_copy_int_out(ctx, wide, 0, -1, plane));
+  CHECK(plane.values == std::vector<int64_t>{1, 1, 2, 2});
+  CHECK_FALSE(portable::select_copy_int_out(ctx, wide, 2, 2, plane));
+  CHECK(et_ops::test::failed_with(ctx, {"aten::select_copy.int_out", "index = 2", "size 2"}));
+}
+
+TEST_CASE("copy: broadcasts src into self's shape and converts to out's dtype, in place", "[portable][copy]") {
+  KernelContext ctx;
+  Owned<float> state({2, 3}, Owned<float>::filled({2, 3}, 9));
+  Owned<float> src({3}, {1.5f, -2.5f, 3});
+  REQUIRE(portable::copy_out(ctx, state, src, false, state));
+  CHECK(state.values == std::vector<float>{1.5f, -2.5f, 3, 1.5f, -2.5f, 3});
+  Owned<int64_t> ints({2, 3}, Owned<int64_t>::filled({2, 3}, 0));
+  REQUIRE(portable::copy_out(ctx, state, state, false, ints));
+  CHECK(ints.values == std::vector<int64_t>{1, -2, 3, 1, -2, 3});
+  Owned<float> special({3}, {std::nanf(""), 1e30f, -1e30f});
+  Owned<int32_t> narrow({3}, {0, 0, 0});
+  REQUIRE(portable::copy_out(ctx, special, special, false, narrow));  // x86's conversion: the lowest int32
+  CHECK(narrow.values == std::vector<int32_t>(3, std::numeric_limits<int32_t>::min()));
+  Owned<float> too_big({4}, {0, 0, 0, 0});
+  CHECK_FALSE(portable::copy_out(ctx, state, too_big, false, state));
+  CHECK(et_ops::test::failed_with(ctx, {"aten::copy.out", "src", "[4]", "[2, 3]"}));
+}

@@ -646,3 +646,18 @@ TEST_CASE("mm and linear: the stride of a size-1 dimension is never used", "[por
     CHECK(y.values == std::vector<float>{6.5f, 8.5f});
   });
 }
+
+TEST_CASE("bmm and baddbmm: one product per batch, beta * self broadcast", "[portable][bmm]") {
+  Owned<float> a({2, 1, 2}, {1, 2, 3, 4});
+  Owned<float> b({2, 2, 1}, {5, 6, 7, 8});
+  Owned<float> out({2, 1, 1}, {0, 0});
+  KernelContext ctx;
+  REQUIRE(portable::bmm_out(ctx, a, b, out));
+  CHECK(out.values == std::vector<float>{17, 53});
+  Owned<float> self({1}, {100});
+  REQUIRE(portable::baddbmm_out(ctx, self, a, b, 0.5, 2, out));
+  CHECK(out.values == std::vector<float>{84, 156});
+  Owned<float> wrong({3, 2, 1}, Owned<float>::filled({3, 2, 1}, 0));
+  CHECK_FALSE(portable::bmm_out(ctx, a, wrong, out));
+  CHECK(et_ops::test::failed_with(ctx, {"aten::bmm.out", "mat2", "[3, 2, 1]"}));
+}

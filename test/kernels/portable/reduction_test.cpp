@@ -182,3 +182,33 @@ TEST_CASE("mean: errors name the argument and the value", "[portable][mean][erro
     CHECK_ERROR(ctx, "out overlaps self in memory");
   }
 }
+
+TEST_CASE("sum: float rows, integers in int64, a dtype", "[portable][sum]") {
+  KernelContext ctx;
+  Owned<float> x({2, 3}, {1, 2, 3, 4, 5, 6});
+  Owned<float> rows({2}, {0, 0});
+  const std::vector<int64_t> last = {-1};
+  REQUIRE(portable::sum_out(ctx, x, IntList(last), false, std::nullopt, rows));
+  CHECK(rows.values == std::vector<float>{6, 15});
+  Owned<int32_t> ints({3}, {2147483647, 1, 1});
+  Owned<int64_t> total({}, {0});
+  REQUIRE(portable::sum_out(ctx, ints, std::nullopt, false, DType::Int64, total));
+  CHECK(total.values[0] == 2147483649);
+  Owned<int64_t> wrong({}, {0});
+  CHECK_FALSE(portable::sum_out(ctx, x, std::nullopt, false, std::nullopt, wrong));
+  CHECK(et_ops::test::failed_with(ctx, {"aten::sum.IntList_out", "float32", "int64"}));
+}
+
+TEST_CASE("max.dim: the first maximum, the first NaN", "[portable][max]") {
+  KernelContext ctx;
+  Owned<float> x({2, 4}, {1, 3, 3, 2, 5, std::nanf(""), 7, std::nanf("")});
+  Owned<float> values({2, 1}, {0, 0});
+  Owned<int64_t> indices({2, 1}, {0, 0});
+  REQUIRE(portable::max_dim_out(ctx, x, 1, true, values, indices));
+  CHECK(values.values[0] == 3);
+  CHECK(std::isnan(values.values[1]));
+  CHECK(indices.values == std::vector<int64_t>{1, 1});
+  Owned<float> flat({2}, {0, 0});
+  CHECK_FALSE(portable::max_dim_out(ctx, x, 2, false, flat, indices));
+  CHECK(et_ops::test::failed_with(ctx, {"aten::max.dim_max", "dim = 2"}));
+}

@@ -169,3 +169,21 @@ TEST_CASE("softmax: the library's own exp, summed in index order: the contract's
     });
   }
 }
+
+TEST_CASE("log_softmax: x - max - log(sum), along any dimension", "[portable][log_softmax]") {
+  Owned<float> x({2, 3}, {1, 2, 3, -1000, 0, 1000});
+  Owned<float> out({2, 3}, Owned<float>::filled({2, 3}, 0));
+  KernelContext ctx;
+  REQUIRE(portable::log_softmax_out(ctx, x, 1, false, out));
+  const double log_sum = std::log(std::exp(-2.0) + std::exp(-1.0) + 1.0);
+  CHECK(out.values[2] == Approx(-log_sum).epsilon(1e-6));
+  CHECK(out.values[0] == Approx(-2 - log_sum).epsilon(1e-6));
+  CHECK(out.values[5] == 0.0f);
+  CHECK(out.values[3] == -2000.0f);
+  REQUIRE(portable::log_softmax_out(ctx, x, -2, false, out));
+  CHECK(out.values[1] == Approx(-std::log1p(std::exp(-2.0))).epsilon(1e-6));
+  Owned<float> nan_row({2}, {std::nanf(""), 1});
+  Owned<float> nan_out({2}, {0, 0});
+  REQUIRE(portable::log_softmax_out(ctx, nan_row, 0, false, nan_out));
+  CHECK(std::isnan(nan_out.values[1]));
+}

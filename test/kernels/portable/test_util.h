@@ -99,6 +99,14 @@ std::vector<uint64_t> bits_of(const std::vector<T>& values) {
   return out;
 }
 
+// A bool tensor: bytes, retyped (std::vector<bool> has no data()).
+struct BoolTensor : Owned<uint8_t> {
+  BoolTensor(std::vector<int64_t> sizes, const std::vector<uint8_t>& values)
+      : Owned<uint8_t>(std::move(sizes), values) {
+    retype(DType::Bool);
+  }
+};
+
 // The index of the first element whose bits differ, any NaN matching any
 // NaN (kernels do not specify NaN payloads); -1 when all match, 0 when the
 // sizes differ.
