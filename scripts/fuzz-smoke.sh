@@ -17,35 +17,21 @@ build=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
 runs=${FUZZ_RUNS:-100000}
 jobs=${JOBS:-$(nproc)}
-targets=(etp_loader npy_reader quantized_kernels portable_kernels xnnpack_kernels state_writes)
-# As in scripts/test-sanitizers.sh: -O1, line tables, assertions on, UBSan
-# without the checks that only cost compile time here.
-options=(-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=false
-         -Db_ndebug=false "-Dcpp_args=-g1 -fno-sanitize=vptr,null,object-size" -Dbenchmarks=false -Dpython=false
-         -Dpython_interpreter=/usr/bin/python3)
+source scripts/fuzz-config.sh
 
 start=$SECONDS
-if [ -f "$build/build.ninja" ]; then
-  meson setup "$build" --reconfigure "${options[@]}"
-else
-  CXX=clang++-14 meson setup "$build" "${options[@]}"
-fi
-ninja -C "$build" -j "$jobs" "${targets[@]/#/test/fuzz/fuzz_}"
+fuzz_build "$build" "$jobs"
 printf 'fuzz targets built: %d s\n' "$((SECONDS - start))"
 
-export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 failed=()
-for target in "${targets[@]}"; do
+for target in "${fuzz_targets[@]}"; do
   echo "=== fuzz_$target: $seconds s or $runs runs"
   corpus=$scratch/$target/corpus
   artifacts=$build/fuzz-artifacts/$target
-  mkdir -p "$corpus" "$artifacts"
-  for seeds in test/fuzz/corpus/"$target" test/fuzz/regressions/"$target"; do
-    if [ -d "$seeds" ]; then cp -R "$seeds"/. "$corpus"/; fi
-  done
+  mkdir -p "$artifacts"
+  fuzz_seed "$target" "$corpus"
   log=$scratch/$target.log
   # -timeout: an input that runs a minute is a hang, and a finding too.
   if "$build/test/fuzz/fuzz_$target" -max_total_time="$seconds" -runs="$runs" -timeout=60 -rss_limit_mb=2048 \

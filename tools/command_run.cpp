@@ -1,4 +1,4 @@
-// et-ops run PROGRAM.etp [--input FILE.npy]... [--output-dir DIR]
+// et-ops run PROGRAM.etp [--input FILE.npy]... [--batch] [--output-dir DIR]
 //   [--kernels LIST] [--policy P] [--repeat N] [--threads N] [--profile FILE.json]
 //   [--load-library PATH]...
 #include <fmt/format.h>
@@ -31,32 +31,50 @@ std::string duration_text(double milliseconds) {
   return fmt::format("{:.3f} ms", milliseconds);
 }
 
-// Runs `repeat` times; prints the timing. With a profiler, every run is
-// profiled. False after printing the error.
-bool run_timed(const Program& program, RunState& state, int repeat, Profiler* profiler) {
+double median_of_sorted(const std::vector<double>& sorted) {
+  const std::size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+// "run: 5 runs, median ..." or, for a batch, the time per input.
+void print_timing(std::vector<double> times, const InputFiles& inputs, bool batched, int repeat) {
+  std::sort(times.begin(), times.end());
+  const std::string spread = fmt::format("min {}, max {}", duration_text(times.front()), duration_text(times.back()));
+  if (batched)
+    fmt::print("run: {} inputs{}: median {} per input, {}\n", inputs.count,
+               repeat > 1 ? fmt::format(", {} passes", repeat) : "", duration_text(median_of_sorted(times)), spread);
+  else if (repeat == 1)
+    fmt::print("run: {}\n", duration_text(times[0]));
+  else
+    fmt::print("run: {} runs, median {}, {}\n", repeat, duration_text(median_of_sorted(times)), spread);
+}
+
+// Runs every input `repeat` times (the inputs in order, `repeat` passes);
+// prints the timing. With a profiler, every run is profiled; with a stack,
+// the first pass's outputs go into it. False after printing the error.
+bool run_timed(const Program& program, RunState& state, const InputFiles& inputs, bool batched, int repeat,
+               Profiler* profiler, OutputStack* stack) {
   std::vector<double> times;
   std::vector<InstructionTiming> timings;
   const Clock::time_point first_start = Clock::now();
-  for (int i = 0; i < repeat; ++i) {
-    const Clock::time_point start = Clock::now();
-    const RunResult result = profiler ? program.run(state, timings) : program.run(state);
-    times.push_back(milliseconds_since(start));
-    if (profiler)
-      profiler->add_run(timings, std::chrono::duration<double, std::micro>(start - first_start).count());
-    if (!result.ok) {
-      fmt::print(stderr, "et-ops: {}: {}\n", program.path(), result.error);
-      return false;
+  for (int pass = 0; pass < repeat; ++pass) {
+    for (int64_t item = 0; item < inputs.count; ++item) {
+      if (batched || pass == 0) fill_inputs(state, inputs, item);
+      const Clock::time_point start = Clock::now();
+      const RunResult result = profiler ? program.run(state, timings) : program.run(state);
+      times.push_back(milliseconds_since(start));
+      if (profiler)
+        profiler->add_run(timings, std::chrono::duration<double, std::micro>(start - first_start).count());
+      std::string error = result.ok ? std::string() : result.error;
+      if (batched && error.empty() && stack && pass == 0) error = stack->add(program, state, item);
+      if (!error.empty()) {
+        fmt::print(stderr, "et-ops: {}: {}{}\n", program.path(), batched ? fmt::format("input {}: ", item) : "",
+                   error);
+        return false;
+      }
     }
   }
-  if (repeat == 1) {
-    fmt::print("run: {}\n", duration_text(times[0]));
-    return true;
-  }
-  std::sort(times.begin(), times.end());
-  const double median = times.size() % 2 ? times[times.size() / 2]
-                                         : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
-  fmt::print("run: {} runs, median {}, min {}, max {}\n", repeat, duration_text(median), duration_text(times.front()),
-             duration_text(times.back()));
+  print_timing(std::move(times), inputs, batched, repeat);
   return true;
 }
 
@@ -74,28 +92,35 @@ bool write_profile(const Program& program, const Profiler& profiler, const std::
   return true;
 }
 
-bool write_outputs(const Program& program, const RunState& state, const std::string& directory) {
+// The outputs of the run, or their stacks after a batch.
+std::vector<TensorRef> outputs_of(const Program& program, const RunState& state, const OutputStack* stack) {
+  std::vector<TensorRef> outputs;
+  for (std::size_t i = 0; i < program.output_count(); ++i)
+    outputs.push_back(stack ? stack->output(i) : state.output(i));
+  return outputs;
+}
+
+bool write_outputs(const std::vector<TensorRef>& outputs, const std::string& directory) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) {
     fmt::print(stderr, "et-ops: {}: cannot create the output directory: {}\n", directory, error.message());
     return false;
   }
-  for (std::size_t i = 0; i < program.output_count(); ++i) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
     const std::string path = (std::filesystem::path(directory) / fmt::format("output_{}.npy", i)).string();
     std::string message;
-    if (!write_npy(path, state.output(i), &message)) {
+    if (!write_npy(path, outputs[i], &message)) {
       fmt::print(stderr, "et-ops: {}\n", message);
       return false;
     }
-    fmt::print("wrote {} ({})\n", path, describe(state.output(i)));
+    fmt::print("wrote {} ({})\n", path, describe(outputs[i]));
   }
   return true;
 }
 
-void print_outputs(const Program& program, const RunState& state) {
-  for (std::size_t i = 0; i < program.output_count(); ++i)
-    fmt::print("output {}: {}\n", i, summarize(state.output(i)));
+void print_outputs(const std::vector<TensorRef>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) fmt::print("output {}: {}\n", i, summarize(outputs[i]));
 }
 
 }  // namespace
@@ -107,15 +132,22 @@ CommandSpec run_spec() {
   spec.summary = "load and run a program; write DIR/output_<i>.npy, or print a summary of each output";
   spec.details =
       "The program's operators must all be registered when it loads: --kernels and --load-library choose\n"
-      "what is registered, so a missing component can be shown on purpose.\n";
+      "what is registered, so a missing component can be shown on purpose.\n"
+      "\n"
+      "With --batch, every --input file holds N inputs along a new first dimension (a program input of\n"
+      "shape [1, 1, 8, 8] takes a file of shape [N, 1, 1, 8, 8], every file the same N). The program runs\n"
+      "once per input, in order, on one run state; output i is the stack of its N values, shape [N, ...],\n"
+      "and the timing is per input.\n";
   spec.min_positional = spec.max_positional = 1;
   spec.operand_completion = Completion::files("*.etp");
   spec.options = {
       {"--input", "FILE.npy", "the next program input, in input order (dtype and shape must match)", true,
        Completion::files("*.npy")},
+      {"--batch", "", "each --input file holds a batch: inputs stacked along a new first dimension ([N, ...]); "
+       "run once per input and stack each output the same way", false, {}},
       {"--output-dir", "DIR", "write each output to DIR/output_<i>.npy instead of printing a summary", false,
        Completion::directories()},
-      {"--repeat", "N", "run N times and print the median, fastest and slowest run", false, {}},
+      {"--repeat", "N", "run N times (a batch: N passes) and print the median, fastest and slowest run", false, {}},
       {"--threads", "N", "the run's thread pool: N threads (default 1; any count gives the same bytes)", false, {}},
       {"--profile", "FILE.json", "write a Chrome trace of every instruction to FILE.json and print a summary per "
        "operator", false, Completion::files("*.json")},
@@ -130,6 +162,7 @@ int run_command(const Arguments& args) {
   const int threads = static_cast<int>(parse_count(args, "--threads", 1024, "number of threads"));
   const std::optional<std::string> profile_path = args.value("--profile");
   const std::optional<std::string> output_dir = args.value("--output-dir");
+  const bool batched = args.flag("--batch");
   if (!apply_registry_setup(setup)) return kExitFailure;
 
   const Clock::time_point load_start = Clock::now();
@@ -152,16 +185,23 @@ int run_command(const Arguments& args) {
     fmt::print(stderr, "et-ops: --threads: {}\n", error);
     return kExitFailure;
   }
-  if (error = fill_inputs(program, *state, args.values("--input")); !error.empty()) {
+  InputFiles inputs;
+  if (error = read_inputs(program, args.values("--input"), batched, &inputs); error.empty() && batched)
+    error = OutputStack::check(program);
+  if (!error.empty()) {
     fmt::print(stderr, "et-ops: {}\n", error);
     return kExitFailure;
   }
+  std::optional<OutputStack> stack;
+  if (batched) stack.emplace(program, inputs.count);
   std::optional<Profiler> profiler;
   if (profile_path) profiler.emplace(program);
-  if (!run_timed(program, *state, repeat, profiler ? &*profiler : nullptr)) return kExitFailure;
+  if (!run_timed(program, *state, inputs, batched, repeat, profiler ? &*profiler : nullptr, stack ? &*stack : nullptr))
+    return kExitFailure;
   if (profiler && !write_profile(program, *profiler, *profile_path)) return kExitFailure;
-  if (output_dir) return write_outputs(program, *state, *output_dir) ? kExitOk : kExitFailure;
-  print_outputs(program, *state);
+  const std::vector<TensorRef> outputs = outputs_of(program, *state, stack ? &*stack : nullptr);
+  if (output_dir) return write_outputs(outputs, *output_dir) ? kExitOk : kExitFailure;
+  print_outputs(outputs);
   return kExitOk;
 }
 

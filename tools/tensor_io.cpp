@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "et_ops/half.h"
-#include "et_ops/npy.h"
 
 namespace et_ops::tool {
 namespace {
@@ -30,6 +30,15 @@ void copy_from_logical_order(TensorRef tensor, const uint8_t* logical) {
                 logical + static_cast<std::size_t>(n) * element, element);
 }
 
+// Copies the tensor's elements (any dim order) out in C order.
+void copy_to_logical_order(TensorRef tensor, uint8_t* logical) {
+  const std::size_t element = dtype_size(tensor.dtype());
+  const auto* in = static_cast<const uint8_t*>(tensor.data());
+  for (int64_t n = 0; n < tensor.numel(); ++n)
+    std::memcpy(logical + static_cast<std::size_t>(n) * element,
+                in + static_cast<std::size_t>(element_offset(tensor, n)) * element, element);
+}
+
 bool dtype_accepted(DType program, DType file) {
   return program == file || (program == DType::BFloat16 && file == DType::UInt16);
 }
@@ -43,6 +52,20 @@ std::string check_array(const NpyArray& array, const TensorSpec& spec, std::size
   if (array.shape != spec.sizes)
     return fmt::format("{}: shape {} does not match input {} of the program ({})", file, shape_text(array.shape), i,
                        shape_text(spec.sizes));
+  return {};
+}
+
+// A batch: dtype as above, shape [N, ...spec.sizes] with N >= 1.
+std::string check_batch(const NpyArray& array, const TensorSpec& spec, std::size_t i, const std::string& file) {
+  if (!dtype_accepted(spec.dtype, array.dtype))
+    return fmt::format("{}: dtype {} does not match input {} of the program ({})", file, dtype_name(array.dtype), i,
+                       dtype_name(spec.dtype));
+  const bool stacked = array.shape.size() == spec.sizes.size() + 1 &&
+                       std::equal(spec.sizes.begin(), spec.sizes.end(), array.shape.begin() + 1);
+  if (!stacked)
+    return fmt::format("{}: shape {} is not a batch of input {} of the program ([N, {}])", file,
+                       shape_text(array.shape), i, fmt::join(spec.sizes, ", "));
+  if (array.shape[0] == 0) return fmt::format("{}: the batch holds no inputs", file);
   return {};
 }
 
@@ -71,15 +94,59 @@ std::string element_text(TensorRef tensor, int64_t n) {
 
 }  // namespace
 
-std::string fill_inputs(const Program& program, RunState& state, const std::vector<std::string>& files) {
+std::string read_inputs(const Program& program, const std::vector<std::string>& files, bool batched,
+                        InputFiles* inputs) {
   if (files.size() != program.input_count())
     return fmt::format("{}: the program takes {} input(s), got {} --input file(s)", program.path(),
                        program.input_count(), files.size());
+  inputs->arrays.clear();
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const NpyArray array = read_npy(files[i]);
+    NpyArray array = read_npy(files[i]);
     if (!array.ok()) return array.error;
-    if (std::string error = check_array(array, program.input_spec(i), i, files[i]); !error.empty()) return error;
-    copy_from_logical_order(state.input(i), array.data.data());
+    const auto& check = batched ? check_batch : check_array;
+    if (std::string error = check(array, program.input_spec(i), i, files[i]); !error.empty()) return error;
+    if (batched && i > 0 && array.shape[0] != inputs->count)
+      return fmt::format("{}: a batch of {} input(s), but {} holds {}", files[i], array.shape[0], files[0],
+                         inputs->count);
+    inputs->count = batched ? array.shape[0] : 1;
+    inputs->arrays.push_back(std::move(array));
+  }
+  return {};
+}
+
+void fill_inputs(RunState& state, const InputFiles& inputs, int64_t item) {
+  for (std::size_t i = 0; i < inputs.arrays.size(); ++i) {
+    const std::size_t item_bytes = inputs.arrays[i].data.size() / static_cast<std::size_t>(inputs.count);
+    copy_from_logical_order(state.input(i), inputs.arrays[i].data.data() + static_cast<std::size_t>(item) * item_bytes);
+  }
+}
+
+std::string OutputStack::check(const Program& program) {
+  for (std::size_t i = 0; i < program.output_count(); ++i)
+    if (program.output_spec(i).sizes.size() + 1 > ET_OPS_MAX_DIMS)
+      return fmt::format("{}: output {} has {} dimensions: a batch of it would have more than {}", program.path(), i,
+                         program.output_spec(i).sizes.size(), ET_OPS_MAX_DIMS);
+  return {};
+}
+
+OutputStack::OutputStack(const Program& program, int64_t count) {
+  for (std::size_t i = 0; i < program.output_count(); ++i) {
+    const TensorSpec& spec = program.output_spec(i);
+    bytes_.emplace_back(static_cast<std::size_t>(count) * spec.nbytes());
+    std::vector<int64_t> sizes = {count};
+    sizes.insert(sizes.end(), spec.sizes.begin(), spec.sizes.end());
+    tensors_.emplace_back(spec.dtype, bytes_.back().data(), std::move(sizes));
+  }
+}
+
+std::string OutputStack::add(const Program& program, const RunState& state, int64_t item) {
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorRef output = state.output(i);
+    const std::size_t item_bytes = program.output_spec(i).nbytes();
+    if (output.dtype() != program.output_spec(i).dtype || output.nbytes() != item_bytes)
+      return fmt::format("{}: output {} is {}, not the program's {} {}", program.path(), i, describe(output),
+                         dtype_name(program.output_spec(i).dtype), shape_text(program.output_spec(i).sizes));
+    copy_to_logical_order(output, bytes_[i].data() + static_cast<std::size_t>(item) * item_bytes);
   }
   return {};
 }

@@ -71,7 +71,8 @@ Program::Inspection::Value describe_value(const runtime::ValueModel& model) {
   value.list = model.list;
   if (model.kind == runtime::ValueKind::TensorList || model.kind == runtime::ValueKind::OptionalTensorList) {
     value.list.clear();
-    for (uint32_t element : model.elements) value.list.push_back(element == runtime::kNoTensor ? -1 : element);
+    for (uint32_t element : model.elements)
+      value.list.push_back(element == runtime::kNoTensor ? int64_t{-1} : static_cast<int64_t>(element));
   }
   return value;
 }

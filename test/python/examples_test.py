@@ -10,7 +10,12 @@ Every machine: PyTorch picks its kernels by instruction set
 (ATEN_CPU_CAPABILITY), and glibc binds FMA variants of its math functions
 on CPUs with FMA, so the export runs once per capability this CPU supports
 plus `default` (what a machine without AVX2 runs), and once more as if the
-CPU had no FMA: every run must give the checked-in bytes.
+CPU had no FMA. PyTorch's float matrix products run on whatever BLAS
+libblas.so.3 is, so the export also runs once with each BLAS this machine
+has as the process's BLAS (its directory first on LD_LIBRARY_PATH, as the
+system's `libblas.so.3` alternative would pick it): every run must give
+the checked-in bytes. A BLAS forced in with LD_PRELOAD, which the exporter
+cannot undo, is refused with an error rather than giving other bytes.
 """
 
 import json
@@ -18,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import unittest
 
@@ -32,12 +38,32 @@ import aten_capabilities  # noqa: E402  (test/aten_capabilities.py)
 EXAMPLES = {"mlp": "qmlp", "cnn": "qcnn"}
 
 
+#: The BLAS libraries Debian offers as libblas.so.3: name -> directory under /usr/lib/<multiarch>.
+BLAS_CHOICES = {"reference BLAS (libblas3)": ("blas", "lapack"), "OpenBLAS (libopenblas0-pthread)": ("openblas-pthread",)}
+
+
+def blas_directories(choice):
+    return [os.path.join("/usr/lib", sysconfig.get_config_var("MULTIARCH"), d) for d in BLAS_CHOICES[choice]]
+
+
+def blas_environments():
+    """(description, environment overrides) making each installed BLAS the process's libblas.so.3."""
+    environments = []
+    for choice in BLAS_CHOICES:
+        directories = blas_directories(choice)
+        if os.path.exists(os.path.join(directories[0], "libblas.so.3")):
+            path = ":".join(directories)
+            rest = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]  # the build's libraries
+            environments.append((f"LD_LIBRARY_PATH={path} ({choice})", {"LD_LIBRARY_PATH": ":".join([path] + rest)}))
+    return environments
+
+
 def export_environments():
     """(description, environment overrides) of every way the export is run."""
     environments = [(f"ATEN_CPU_CAPABILITY={c}", {"ATEN_CPU_CAPABILITY": c}) for c in aten_capabilities.supported()]
     no_fma = "glibc.cpu.hwcaps=-AVX2,-FMA"
     environments.append((f"GLIBC_TUNABLES={no_fma} (libm as on a CPU without FMA)", {"GLIBC_TUNABLES": no_fma}))
-    return environments
+    return environments + blas_environments()
 
 
 def files_of(directory):
@@ -88,6 +114,20 @@ class CheckedInExamplesTest(unittest.TestCase):
                     for file_name, data in fresh.items():
                         self.assertTrue(checked_in[file_name] == data,
                                         f"{file_name} differs under {description}. {how_to_fix}")
+
+    def test_both_blas_libraries_are_installed(self):
+        # CI installs both (scripts/install-deps.sh), so both are exercised above.
+        self.assertEqual(len(blas_environments()), len(BLAS_CHOICES), blas_environments())
+
+    def test_a_preloaded_openblas_is_refused_rather_than_exporting_other_bytes(self):
+        openblas = os.path.join(blas_directories("OpenBLAS (libopenblas0-pthread)")[0], "libblas.so.3")
+        env = dict(os.environ, LD_PRELOAD=openblas)
+        result = subprocess.run([sys.executable, "-m", "et_ops.export", "--model", "mlp", "--output-dir",
+                                 os.path.join(self.dir, "preloaded")], capture_output=True, text=True, timeout=300,
+                                env=env)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("not only Debian's reference BLAS and LAPACK", result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "preloaded")))
 
     def test_checked_in_programs_run_within_three_output_steps(self):
         for name in EXAMPLES.values():

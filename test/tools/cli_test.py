@@ -70,7 +70,7 @@ def test_usage(cli):
 
 
 COMMANDS = {  # every command and the options its --help must list
-    "run": ["--input FILE.npy", "--output-dir DIR", "--repeat N", "--kernels LIST", "--policy P",
+    "run": ["--input FILE.npy", "--batch", "--output-dir DIR", "--repeat N", "--kernels LIST", "--policy P",
             "--load-library PATH"],
     "generate": ["--prompt-tokens LIST", "--tokenizer M.model", "--prompt TEXT", "--max-new-tokens N",
                  "--temperature T", "--top-k K", "--seed S", "--stop-tokens LIST", "--threads N", "--kernels LIST"],
@@ -262,6 +262,34 @@ def test_quantized_run(cli):
           and " max " in result.stdout, "--repeat prints median, min and max", result)
 
 
+def test_batch_run(cli):
+    x = np.load(cli.path("x.npy"))
+    batch = np.stack([x, x * np.float32(0.5), -x])
+    np.save(cli.path("batch.npy"), batch)
+    out = cli.path("batch_out")
+    result = cli("run", "quantized.etp", "--batch", "--input", "batch.npy", "--output-dir", out, "--repeat", "2")
+    check(result.returncode == 0 and "run: 3 inputs, 2 passes: median " in result.stdout
+          and " per input, min " in result.stdout, "run --batch times each input", result)
+    if result.returncode == 0:
+        q = np.load(os.path.join(out, "output_0.npy"))
+        y = np.load(os.path.join(out, "output_1.npy"))
+        expected = np.stack([quantize_reference(item, 0.1) for item in batch])
+        check(q.shape == (3, 2, 4) and np.array_equal(q, expected), f"--batch stacks output 0: {q} vs {expected}")
+        check(y.shape == (3, 2, 4) and np.allclose(y, expected.astype(np.float32) * np.float32(0.1)),
+              f"--batch stacks output 1: {y}")
+    result = cli("run", "quantized.etp", "--batch", "--input", "batch.npy")
+    check(result.returncode == 0 and "output 0: int8 [3, 2, 4]: -10, -3, 0, 1, 5, 10, 30, 127, ..." in result.stdout,
+          "run --batch without --output-dir prints each stacked output", result)
+    np.save(cli.path("empty_batch.npy"), batch[:0])
+    for args, fragment in [
+        (("--input", "x.npy"), "x.npy: shape [2, 4] is not a batch of input 0 of the program ([N, 2, 4])"),
+        (("--input", "empty_batch.npy"), "empty_batch.npy: the batch holds no inputs"),
+        (("--input", "x_int8.npy"), "x_int8.npy: dtype int8 does not match input 0 of the program (float32)"),
+    ]:
+        result = cli("run", "quantized.etp", "--batch", *args)
+        check(result.returncode == 1 and fragment in result.stderr, f"batch input error {args}", result)
+
+
 def test_quantized_failures(cli):
     for args, fragment in [
         (("--input", "x_int8.npy"), "x_int8.npy: dtype int8 does not match input 0 of the program (float32)"),
@@ -400,6 +428,7 @@ def main():
         test_ops(cli, have_quantized)
         if have_quantized:
             test_quantized_run(cli)
+            test_batch_run(cli)
             test_quantized_failures(cli)
             test_check_copies(cli, options.quantized_library)
         if have_portable:

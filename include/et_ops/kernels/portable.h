@@ -237,7 +237,7 @@ ET_OPS_KERNELS_API bool native_group_norm_out(KernelContext& ctx, TensorRef inpu
 ET_OPS_KERNELS_API bool embedding_out(KernelContext& ctx, TensorRef weight, TensorRef indices, int64_t padding_idx,
                                       bool scale_grad_by_freq, bool sparse, TensorRef out);
 // out = self[indices...] (advanced indexing: None keeps a dimension, index tensors broadcast together;
-// bool indices are masks).
+// bool masks are not supported).
 ET_OPS_KERNELS_API bool index_out(KernelContext& ctx, TensorRef self, OptionalTensorList indices, TensorRef out);
 // out = self.index_select(dim, index).
 ET_OPS_KERNELS_API bool index_select_out(KernelContext& ctx, TensorRef self, int64_t dim, TensorRef index,

@@ -177,6 +177,21 @@ void multiply_linear(TensorRef input, TensorRef weight, std::optional<TensorRef>
   });
 }
 
+// addmm's and baddbmm's self (broadcast to the product's shape, apart
+// from out) and their beta and alpha, converted to float32.
+struct Scaling {
+  float beta = 0.0f;
+  float alpha = 0.0f;
+};
+bool check_scaled_sum(KernelContext& ctx, const char* op, TensorRef self, const Shape& shape, const char* product,
+                      TensorRef out, Scalar beta, Scalar alpha, Scaling& scaling) {
+  return detail::check_tensor(ctx, op, "self", self) && detail::check_dtype(ctx, op, "self", self, DType::Float32) &&
+         detail::check_broadcastable_to(ctx, op, "self", self, shape, product) &&
+         detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::Forbidden) &&
+         detail::scalar_to(ctx, op, "beta", beta, scaling.beta) &&
+         detail::scalar_to(ctx, op, "alpha", alpha, scaling.alpha);
+}
+
 }  // namespace
 
 bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
@@ -190,17 +205,11 @@ bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat
                TensorRef out) {
   const char* op = kAddmmOp;
   Shape shape;
-  float beta_value = 0.0f;
-  float alpha_value = 0.0f;
-  const bool valid = check_product(ctx, op, "mat1", mat1, "mat2", mat2, out, shape) &&
-                     detail::check_tensor(ctx, op, "self", self) &&
-                     detail::check_dtype(ctx, op, "self", self, DType::Float32) &&
-                     detail::check_broadcastable_to(ctx, op, "self", self, shape, "mat1 @ mat2") &&
-                     detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::Forbidden) &&
-                     detail::scalar_to(ctx, op, "beta", beta, beta_value) &&
-                     detail::scalar_to(ctx, op, "alpha", alpha, alpha_value);
-  if (!valid) return false;
-  multiply(mat1, mat2, out, addmm_bias(self, out, beta_value), alpha_value);
+  Scaling scaling;
+  if (!check_product(ctx, op, "mat1", mat1, "mat2", mat2, out, shape) ||
+      !check_scaled_sum(ctx, op, self, shape, "mat1 @ mat2", out, beta, alpha, scaling))
+    return false;
+  multiply(mat1, mat2, out, addmm_bias(self, out, scaling.beta), scaling.alpha);
   return ctx.ok();
 }
 
@@ -222,17 +231,11 @@ bool baddbmm_out(KernelContext& ctx, TensorRef self, TensorRef batch1, TensorRef
                  TensorRef out) {
   const char* op = kBaddbmmOp;
   Shape shape;
-  float beta_value = 0.0f;
-  float alpha_value = 0.0f;
-  const bool valid = check_product(ctx, op, "batch1", batch1, "batch2", batch2, out, shape, true) &&
-                     detail::check_tensor(ctx, op, "self", self) &&
-                     detail::check_dtype(ctx, op, "self", self, DType::Float32) &&
-                     detail::check_broadcastable_to(ctx, op, "self", self, shape, "batch1 @ batch2") &&
-                     detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::Forbidden) &&
-                     detail::scalar_to(ctx, op, "beta", beta, beta_value) &&
-                     detail::scalar_to(ctx, op, "alpha", alpha, alpha_value);
-  if (!valid) return false;
-  multiply_batches(batch1, batch2, out, self, beta_value, alpha_value);
+  Scaling scaling;
+  if (!check_product(ctx, op, "batch1", batch1, "batch2", batch2, out, shape, true) ||
+      !check_scaled_sum(ctx, op, self, shape, "batch1 @ batch2", out, beta, alpha, scaling))
+    return false;
+  multiply_batches(batch1, batch2, out, self, scaling.beta, scaling.alpha);
   return ctx.ok();
 }
 

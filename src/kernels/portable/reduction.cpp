@@ -15,6 +15,7 @@
 // 2^64, as PyTorch's).
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <type_traits>
 
@@ -154,7 +155,14 @@ void run_mean(TensorRef self, const Reduction& r, bool keepdim, TensorRef out, T
     return static_cast<Out>(total == Total::Sum ? sum.value() : sum.value() / count);
   };
   // for_each_row visits nothing for an empty loop; an empty reduction
-  // still has outputs (the mean of nothing is NaN, 0 / 0).
+  // still has outputs (the mean of nothing is NaN, 0 / 0). Its self is
+  // empty and may have no data, so it is never offset.
+  if (loops.reduced.numel() == 0) {
+    detail::for_each_row(loops.kept, [&](const int64_t* offset, int64_t length, const int64_t* step) {
+      for (int64_t j = 0; j < length; ++j) o[offset[0] + j * step[0]] = std::numeric_limits<Out>::quiet_NaN();
+    });
+    return;
+  }
   detail::for_each_row(loops.kept, [&](const int64_t* offset, int64_t length, const int64_t* step) {
     for (int64_t j = 0; j < length; ++j) o[offset[0] + j * step[0]] = mean_at(in + offset[1] + j * step[1]);
   });

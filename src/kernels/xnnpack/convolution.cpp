@@ -3,6 +3,7 @@
 // channels-last tensors; and the XNNPACK convolution linear shares.
 #include "convolution.h"
 
+#include "engine_memory.h"
 #include "kernels.h"
 #include "onednn_convolution.h"
 
@@ -136,6 +137,7 @@ std::unique_ptr<Conv2dState> conv2d_prepare(KernelContext& ctx, TensorRef input,
   if (!check_dtype(ctx, kConv2d, "out", out, DType::Int8) || !check_output_sizes(ctx, kConv2d, out, expected, 4) ||
       !check_channels_last(ctx, kConv2d, "out", out))
     return nullptr;
+  if (!check_convolution_memory(ctx, kConv2d, g)) return nullptr;
   state->weights = xnnpack_weight_layout(weight);
   state->weight_scales = std::move(*scales);
   state->bias = std::move(*quantized);

@@ -3,6 +3,7 @@
 // input's rows (XNNPACK's int8 fully-connected operator has one weight
 // scale only).
 #include "convolution.h"
+#include "engine_memory.h"
 #include "kernels.h"
 
 namespace et_ops::kernels::xnnpack {
@@ -49,6 +50,7 @@ std::unique_ptr<LinearState> linear_prepare(KernelContext& ctx, TensorRef input,
   g.in_channels = static_cast<std::size_t>(weight.size(1));
   g.out_channels = static_cast<std::size_t>(weight.size(0));
   g.batch = static_cast<std::size_t>(input.numel() / weight.size(1));  // the rows, as 1x1 images
+  if (!check_convolution_memory(ctx, kLinear, g)) return nullptr;
   auto scales = detail::checked_weight_scales(ctx, kLinear, weight_scales, weight.size(0), in->scale, o->q.scale);
   if (!scales) return nullptr;
   auto quantized = quantized_bias(ctx, kLinear, bias, weight.size(0), in->scale, *scales);

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine_memory.h"
+
 namespace et_ops::kernels::xnnpack::detail {
 
 namespace {
@@ -212,6 +214,11 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
       l.fused = fused;
       const PrimitiveDesc pd = l.tile_desc(0, l.g.out_height);
       if (!pd) continue;
+      // oneDNN's reordered weights and workspace, within the kernel memory
+      // limit (common/memory_limit.h), or XNNPACK runs it (its own buffers
+      // were checked when the kernel was prepared).
+      const RequestBytes buffers = RequestBytes(pd.weights_desc().get_size()) + pd.scratchpad_desc().get_size();
+      if (buffers.bytes() > kernels::detail::kernel_memory_limit()) continue;
       l.whole = dnnl::convolution_forward(pd);
       l.whole_weights = reordered_weights(l, pd);
       return std::unique_ptr<OnednnConvolution>(new OnednnConvolution(std::move(layer)));

@@ -3,6 +3,7 @@
 // channels-last tensors.
 #include <algorithm>
 
+#include "engine_memory.h"
 #include "kernels.h"
 
 namespace et_ops::kernels::xnnpack {
@@ -143,6 +144,7 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
   if (!check_dtype(ctx, kMaxPool, "out", out, DType::Int8) || !check_output_sizes(ctx, kMaxPool, out, expected, 4) ||
       !check_channels_last(ctx, kMaxPool, "out", out))
     return nullptr;
+  if (!is_subsample(s) && !check_max_pooling_memory(ctx, kMaxPool, s, expected[2], expected[3])) return nullptr;
   s.input_numel = self.numel();
   s.output_numel = out.numel();
   return state;

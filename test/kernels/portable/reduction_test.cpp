@@ -76,6 +76,16 @@ TEST_CASE("mean: the dimensions reduced", "[portable][mean]") {
     Owned<float> none({0}, {});
     CHECK(mean(ctx, empty, Sizes{0}, false, none));
   }
+  SECTION("an empty self without data is never offset (fuzz_portable_kernels: mean_over_empty_self_without_data)") {
+    // Dim order {1, 0} gives the kept dimension a stride of 1, so offsetting
+    // the null data would be undefined behaviour (UBSan's pointer-overflow).
+    Owned<float> empty({3, 0}, {}, {1, 0});
+    empty.raw()->data = nullptr;
+    REQUIRE(empty.ref().stride(0) == 1);
+    Owned<double> nans({3, 1}, {0, 0, 0});
+    REQUIRE(mean(ctx, empty, Sizes{1}, true, nans));
+    for (double v : nans.values) CHECK(std::isnan(v));
+  }
 }
 
 TEST_CASE("mean: float32 over a contiguous run adds in float32, in aten's order", "[portable][mean]") {

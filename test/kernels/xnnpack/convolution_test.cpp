@@ -207,3 +207,24 @@ TEST_CASE("conv2d names what is wrong with its arguments", "[xnnpack][conv2d]") 
   CHECK(message([](Conv& c) { c.scales.data<float>()[2] = -1.0f; }).find("weight_scales[2] must be a positive") !=
         std::string::npos);
 }
+
+TEST_CASE("conv2d checks XNNPACK's buffers against ET_OPS_KERNEL_MAX_BYTES before calling it", "[xnnpack][conv2d][limits]") {
+  const Case k{1, 64, 6, 6, 64, 3, 1, 1, 1, true};
+  auto message = [&] { return error_message<Conv>(kConv, k, [](Conv&) {}); };
+  using Catch::Matchers::Contains;
+  // 64 output channels of 3x3 taps of 64 input channels, an int32 bias and a float scale each.
+  REQUIRE(setenv("ET_OPS_KERNEL_MAX_BYTES", "4096", 1) == 0);
+  CHECK_THAT(message(), Contains("et_xnnpack::conv2d.out: XNNPACK's packed weights for 1 groups of 64 -> 64 channels, "
+                                 "a 3x3 kernel over 6x6 output pixels would take 37376 bytes, beyond the kernel memory "
+                                 "limit of 4096 bytes (raise it with ET_OPS_KERNEL_MAX_BYTES)"));
+  // One channel over a 30x30 image: 8 bytes per tap and output pixel (plus a tile of rows), 8 * 9 * (900 + 16).
+  const Case image{1, 1, 30, 30, 1, 3, 1, 1, 1, true};
+  CHECK_THAT(error_message<Conv>(kConv, image, [](Conv&) {}),
+             Contains("XNNPACK's indirection buffer for 1 groups of 1 -> 1 channels, a 3x3 kernel over 30x30 output "
+                      "pixels would take 65952 bytes, beyond the kernel memory limit of 4096 bytes"));
+  REQUIRE(setenv("ET_OPS_KERNEL_MAX_BYTES", "lots", 1) == 0);
+  CHECK_THAT(message(), Contains("et_xnnpack::conv2d.out: ET_OPS_KERNEL_MAX_BYTES=lots is not a positive number of bytes"));
+  REQUIRE(unsetenv("ET_OPS_KERNEL_MAX_BYTES") == 0);
+  Conv fits(k);
+  CHECK(fits.call().run(kConv).ok());
+}

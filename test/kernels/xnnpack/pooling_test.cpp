@@ -222,3 +222,17 @@ TEST_CASE("max_pool2d names what is wrong with its arguments", "[xnnpack][poolin
   CHECK_THAT(message([](MaxPool& p) { p.out = OwnedTensor(DType::Int8, {1, 6, 4, 4}); }),
              Contains("out ([1, 6, 4, 4]) must be channels-last"));
 }
+
+TEST_CASE("max_pool2d refuses a window whose indirection buffer is beyond the kernel memory limit "
+          "(fuzz_xnnpack_kernels: workspace_beyond_limits)", "[xnnpack][pooling][limits]") {
+  // A 65535x65535 window padded by 32767 over a 3x3 image: 9 output
+  // pixels, but XNNPACK's indirection buffer would hold 8 * (16 + 3 *
+  // (65535^2 + 2 * 65535)) bytes (103 GB). The kernel refuses when it is
+  // prepared, before XNNPACK is asked to create the operator.
+  const MaxCase k{1, 1, 3, 3, {65535}, {1}, {32767}, {1}};
+  using Catch::Matchers::Contains;
+  CHECK_THAT(error_message<MaxPool>(kMaxPool, k, [](MaxPool&) {}),
+             Contains("et_xnnpack::max_pool2d.out: XNNPACK's indirection buffer for a 65535x65535 window (stride 1, "
+                      "dilation 1) over 3x3 output pixels would take 103079215208 bytes, beyond the kernel memory "
+                      "limit of 1073741824 bytes (raise it with ET_OPS_KERNEL_MAX_BYTES)"));
+}
