@@ -1,4 +1,4 @@
-"""Decoders with a key/value cache, written the common ways in plain PyTorch, tiny.
+"""Decoders with a key/value cache in plain PyTorch, tiny.
 
 Both take tokens int64 [1, T] and input_pos int64 [T] and return logits
 [1, T, vocab]; their caches are buffers of max_seq_len positions that
@@ -7,12 +7,14 @@ mask indexed by input_pos.
 
 - `GPT2`: fused qkv, LayerNorm, tanh GELU, learned positions, tied
   embeddings; the cache is written by index assignment (``cache[:, :, pos] = k``).
-- `Llama`: RMSNorm, rotary embeddings (rotate-half form), grouped-query
-  attention, SwiGLU, an untied output layer; the cache is written by
-  ``index_copy_``.
+- `Llama`: the language-model example's (examples/language_model/model.py):
+  RMSNorm, rotary embeddings (rotate-half form), grouped-query attention,
+  SwiGLU, an untied output layer; the cache is written by ``index_copy_``.
 """
 
+import importlib.util
 import math
+import os
 
 import torch
 from torch import nn
@@ -80,101 +82,12 @@ class GPT2(nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
-# ---- Llama style ----
-
-class RMSNorm(nn.Module):
-    def __init__(self, dim, eps=1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+def _example_model():
+    path = os.path.join(os.environ["ET_OPS_SOURCE_ROOT"], "examples", "language_model", "model.py")
+    spec = importlib.util.spec_from_file_location("language_model_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-class LlamaAttention(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len):
-        super().__init__()
-        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, dim // n_heads
-        self.wq = nn.Linear(dim, n_heads * self.head_dim, bias=False)
-        self.wk = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
-        self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
-        self.wo = nn.Linear(n_heads * self.head_dim, dim, bias=False)
-        shape = (1, n_kv_heads, max_seq_len, self.head_dim)
-        self.register_buffer("k_cache", torch.zeros(shape))
-        self.register_buffer("v_cache", torch.zeros(shape))
-
-    def _repeated(self, cache):
-        """[1, kv, N, D] -> [1, heads, N, D]: each key/value head serves heads / kv query heads."""
-        b, kv, n, d = cache.shape
-        repeats = self.n_heads // kv
-        return cache[:, :, None].expand(b, kv, repeats, n, d).reshape(b, kv * repeats, n, d)
-
-    def forward(self, x, input_pos, cos, sin, mask):
-        B, T, _ = x.shape
-        q = self.wq(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
-        k = self.wk(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        v = self.wv(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        q = q * cos + _rotate_half(q) * sin
-        k = k * cos + _rotate_half(k) * sin
-        self.k_cache.index_copy_(2, input_pos, k)
-        self.v_cache.index_copy_(2, input_pos, v)
-        keys, values = self._repeated(self.k_cache), self._repeated(self.v_cache)
-        scores = torch.matmul(q, keys.transpose(2, 3)) / math.sqrt(self.head_dim)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        out = torch.matmul(F.softmax(scores.float(), dim=-1), values)
-        return self.wo(out.transpose(1, 2).reshape(B, T, -1))
-
-
-class FeedForward(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.w1 = nn.Linear(dim, hidden, bias=False)
-        self.w2 = nn.Linear(hidden, dim, bias=False)
-        self.w3 = nn.Linear(dim, hidden, bias=False)
-
-    def forward(self, x):
-        return self.w2(F.silu(self.w1(x)) * self.w3(x))
-
-
-class LlamaBlock(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, hidden, max_seq_len):
-        super().__init__()
-        self.attention_norm = RMSNorm(dim)
-        self.attention = LlamaAttention(dim, n_heads, n_kv_heads, max_seq_len)
-        self.ffn_norm = RMSNorm(dim)
-        self.feed_forward = FeedForward(dim, hidden)
-
-    def forward(self, x, input_pos, cos, sin, mask):
-        h = x + self.attention(self.attention_norm(x), input_pos, cos, sin, mask)
-        return h + self.feed_forward(self.ffn_norm(h))
-
-
-class Llama(nn.Module):
-    def __init__(self, vocab=80, max_seq_len=24, n_layers=2, dim=64, n_heads=4, n_kv_heads=2, hidden=128,
-                 rope_theta=10000.0):
-        super().__init__()
-        self.tok_embeddings = nn.Embedding(vocab, dim)
-        self.layers = nn.ModuleList([LlamaBlock(dim, n_heads, n_kv_heads, hidden, max_seq_len)
-                                     for _ in range(n_layers)])
-        self.norm = RMSNorm(dim)
-        self.output = nn.Linear(dim, vocab, bias=False)
-        head_dim = dim // n_heads
-        inverse = 1.0 / rope_theta ** (torch.arange(0, head_dim, 2).float() / head_dim)
-        angles = torch.outer(torch.arange(max_seq_len).float(), inverse)
-        angles = torch.cat((angles, angles), dim=-1)
-        self.register_buffer("rope_cos", angles.cos())
-        self.register_buffer("rope_sin", angles.sin())
-        self.register_buffer("mask", _causal_mask(max_seq_len))
-
-    def forward(self, tokens, input_pos):
-        x = self.tok_embeddings(tokens)
-        cos, sin, mask = self.rope_cos[input_pos], self.rope_sin[input_pos], self.mask[input_pos]
-        for layer in self.layers:
-            x = layer(x, input_pos, cos, sin, mask)
-        return self.output(self.norm(x))
+Llama = _example_model().Llama
