@@ -2,6 +2,7 @@
 
     PYTHONPATH=build/src/python /usr/bin/python3 bench/models.py [--models resnet18,mobilenet_v2]
         [--size 224] [--runs 10] [--json FILE] [--chart FILE.png] [--isa=native|avx2]
+        [--mapping qnnpack|x86|fbgemm]
 
 For each architecture (torchvision's, with random weights and batch norm
 conditioned as training would, test/python/export_contract.py; or the
@@ -10,9 +11,10 @@ exporter's built-in MLP), one thread:
 - PyTorch eager float32;
 - PyTorch 1.13's quantized model (convert_fx) on each of its quantized
   engines this build has (onednn, qnnpack), with that engine's default
-  qconfig mapping;
+  qconfig mapping, or with --mapping's on every engine;
 - the et_ops program exported from PyTorch's reference quantized model
-  (et_ops.export.quantize with the qnnpack mapping, then export), run
+  (et_ops.export.quantize with the qnnpack mapping or --mapping's: x86 and
+  fbgemm quantize activations to 7 bits, weights per channel), run
   through the Python module: for the reference backend (portable and
   quantized kernel sets), and for the xnnpack backend (the int8 kernel set)
   on one thread and on two (`program.run(inputs, threads=2)`).
@@ -22,7 +24,9 @@ docs/performance.png is made this way.
 
 Each time is the median of --runs runs after two warm-up runs. Also printed:
 each quantized model's distance from its reference quantized model on the
-example input, in output quantization steps.
+example input, in output quantization steps, and the reference quantized
+model's error against the float model on that input (mean absolute
+difference over the mean absolute float output): what the mapping costs.
 """
 
 import os
@@ -80,18 +84,19 @@ def normal(shape, seed):
     return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape, dtype=np.float32))
 
 
-def pytorch_quantized(model, engine, x, calibration):
-    """PyTorch's own quantized model (convert_fx) on `engine`."""
+def pytorch_quantized(model, engine, mapping, x, calibration):
+    """PyTorch's own quantized model (convert_fx) of `mapping` on `engine`."""
     torch.backends.quantized.engine = engine
-    mapping = get_default_qconfig_mapping(engine)
-    prepared = prepare_fx(copy.deepcopy(model), mapping, (x,))
+    prepared = prepare_fx(copy.deepcopy(model), get_default_qconfig_mapping(mapping), (x,))
     with torch.no_grad():
         for batch in calibration:
             prepared(batch)
     return convert_fx(copy.deepcopy(prepared))
 
 
-def measure(name, size, runs, workdir):
+def measure(name, size, runs, workdir, mapping=None):
+    """Every row for model `name`; `mapping` None: each PyTorch engine with its own default mapping, et_ops with
+    qnnpack's."""
     factory, shape = ARCHITECTURES[name]
     shape = shape or (1, 3, size, size)
     torch.manual_seed(0)
@@ -101,14 +106,16 @@ def measure(name, size, runs, workdir):
     rows = []
     with torch.no_grad():
         rows.append(("PyTorch eager float32", median_ms(lambda: model(x), runs), None))
-        reference = ex.quantize(model, (x,), calibration)
+        float_output = model(x).numpy()
+        reference = ex.quantize(model, (x,), calibration, get_default_qconfig_mapping(mapping or "qnnpack"))
         reference_output = reference(x).numpy()
+        float_error = float(np.abs(reference_output - float_output).mean() / np.abs(float_output).mean())
         program = ex.export(reference, (x,), name=name)
         step = program.quantization["outputs"][0]["scale"]
         for engine in ENGINES:
-            quantized = pytorch_quantized(model, engine, x, calibration)
+            quantized = pytorch_quantized(model, engine, mapping or engine, x, calibration)
             output = quantized(x).numpy()
-            engine_reference = ex.quantize(model, (x,), calibration, get_default_qconfig_mapping(engine))
+            engine_reference = ex.quantize(model, (x,), calibration, get_default_qconfig_mapping(mapping or engine))
             engine_step = ex.export(engine_reference, (x,)).quantization["outputs"][0]["scale"]
             rows.append((f"PyTorch quantized, {engine}", median_ms(lambda: quantized(x), runs),
                          export_contract.distance(output, engine_reference(x).numpy(), engine_step)))
@@ -131,7 +138,8 @@ def measure(name, size, runs, workdir):
         rows.append((f"et_ops xnnpack, {threads} thread{'s' if threads > 1 else ''}",
                      median_ms(lambda: fast.run(inputs, threads=threads), runs),
                      export_contract.distance(fast_output, reference_output, step)))
-    return {"model": name, "input": list(shape), "program_bytes": len(program.to_bytes()),
+    return {"model": name, "input": list(shape), "mapping": mapping or "qnnpack", "float_error": float_error,
+            "program_bytes": len(program.to_bytes()),
             "xnnpack_program_bytes": len(optimized.to_bytes()),
             "rows": [{"what": what, "ms": ms, "distance": None if d is None else str(d)} for what, ms, d in rows]}
 
@@ -143,6 +151,9 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--chart", help="also draw the latencies to this PNG (python3-matplotlib)")
+    parser.add_argument("--mapping", choices=("qnnpack", "x86", "fbgemm"),
+                        help="quantize every row with this qconfig mapping (default: each PyTorch engine its own, "
+                             "et_ops qnnpack's)")
     parser.add_argument("--isa", choices=("native", "avx2"), default="native",
                         help="avx2: cap PyTorch (oneDNN, aten) and XNNPACK to AVX2, as on an AVX2-only machine")
     args = parser.parse_args()
@@ -150,11 +161,13 @@ def main():
     results = []
     with tempfile.TemporaryDirectory() as workdir:
         for name in args.models.split(","):
-            result = measure(name, args.size, args.runs, workdir)
+            result = measure(name, args.size, args.runs, workdir, args.mapping)
             results.append(result)
             eager = result["rows"][0]["ms"]
             print(f"\n{name}, input {result['input']}; programs {result['program_bytes']} bytes (reference), "
                   f"{result['xnnpack_program_bytes']} bytes (xnnpack)")
+            print(f"  et_ops programs from the {result['mapping']} mapping; its reference quantized model is "
+                  f"{100 * result['float_error']:.2f} % from the float model (mean |difference| / mean |float|)")
             print(f"  {'':40} {'ms':>9} {'vs eager':>9}  distance from its reference model")
             for row in result["rows"]:
                 print(f"  {row['what']:40} {row['ms']:9.2f} {eager / row['ms']:8.2f}x  {row['distance'] or ''}")

@@ -27,12 +27,19 @@ import export_contract
 
 TOOL = os.environ["ET_OPS_TOOL"]
 QUANTIZABLE = torchvision.models.quantization
+# program name -> (float model, input shape, PyTorch qconfig mapping): the
+# exporter's default (qnnpack: 8-bit activations, per-tensor weights) and
+# PyTorch's x86 defaults (x86, fbgemm: 7-bit activations, reduce_range,
+# per-channel weights), each on one architecture of each kind.
 ARCHITECTURES = {
-    "resnet18": (lambda: QUANTIZABLE.resnet18(weights=None, quantize=False), (1, 3, 64, 64)),
-    "mobilenet_v2": (lambda: QUANTIZABLE.mobilenet_v2(weights=None, quantize=False), (1, 3, 64, 64)),
+    "resnet18": (lambda: QUANTIZABLE.resnet18(weights=None, quantize=False), (1, 3, 64, 64), "qnnpack"),
+    "mobilenet_v2": (lambda: QUANTIZABLE.mobilenet_v2(weights=None, quantize=False), (1, 3, 64, 64), "qnnpack"),
+    "mobilenet_v2_x86": (lambda: QUANTIZABLE.mobilenet_v2(weights=None, quantize=False), (1, 3, 64, 64), "x86"),
+    "resnet18_fbgemm": (lambda: QUANTIZABLE.resnet18(weights=None, quantize=False), (1, 3, 64, 64), "fbgemm"),
 }
-# DESIGN "Bring your own model": an int8 backend is held to PyTorch's own
-# quantized engine, with a margin of 1.5x and at least 3 steps / 0.5 step.
+# An int8 backend is held to PyTorch's own quantized engine computing as it
+# does (int32 bias, float32 requantization: qnnpack) on the same quantized
+# model, with a margin of 1.5x and at least 3 steps / 0.5 step.
 MARGIN, MAX_FLOOR, MEAN_FLOOR = 1.5, 3.0, 0.5
 
 
@@ -40,12 +47,12 @@ def normal(shape, seed):
     return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape, dtype=np.float32))
 
 
-def pytorch_qnnpack_output(model, x, calibration):
-    """PyTorch's quantized model (convert_fx) on its qnnpack engine, the engine of the default mapping."""
+def pytorch_output(model, x, calibration, mapping, engine):
+    """PyTorch's quantized model (convert_fx) of `mapping` on its `engine`."""
     previous = torch.backends.quantized.engine
-    torch.backends.quantized.engine = "qnnpack"
+    torch.backends.quantized.engine = engine
     try:
-        prepared = prepare_fx(copy.deepcopy(model), get_default_qconfig_mapping("qnnpack"), (x,))
+        prepared = prepare_fx(copy.deepcopy(model), get_default_qconfig_mapping(mapping), (x,))
         with torch.no_grad():
             for batch in calibration:
                 prepared(batch)
@@ -59,12 +66,12 @@ class XnnpackBackendTest(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="et_ops_xnnpack_backend_test_")
         cls.programs = {}
-        for name, (build, shape) in ARCHITECTURES.items():
+        for name, (build, shape, mapping) in ARCHITECTURES.items():
             torch.manual_seed(0)
             model = export_contract.condition(build(), shape)
             x = normal(shape, 0)
             calibration = [normal(shape, 1 + i) for i in range(3)]
-            reference = ex.quantize(model, (x,), calibration)
+            reference = ex.quantize(model, (x,), calibration, get_default_qconfig_mapping(mapping))
             program = ex.export(reference, (x,), name=name, backend="xnnpack")
             path = os.path.join(cls.dir, name + ".etp")
             program.save(path)
@@ -102,16 +109,38 @@ class XnnpackBackendTest(unittest.TestCase):
     def test_numbers_are_held_to_pytorchs_quantized_engine(self):
         for name, (model, x, calibration, _, program, path, reference_output) in self.programs.items():
             with self.subTest(name):
+                mapping = ARCHITECTURES[name][2]
                 (output,) = et_ops.load(path).run([x.numpy()])
                 step = program.quantization["outputs"][0]["scale"]
                 measured = export_contract.distance(output, reference_output, step)
-                engine = export_contract.distance(pytorch_qnnpack_output(model, x, calibration), reference_output,
-                                                  step)
+                engine = export_contract.distance(pytorch_output(model, x, calibration, mapping, "qnnpack"),
+                                                  reference_output, step)
                 allowed_max = max(MARGIN * engine.max_steps, MAX_FLOOR)
                 allowed_mean = max(MARGIN * engine.mean_steps, MEAN_FLOOR)
-                print(f"{name}: {measured}; PyTorch qnnpack: {engine}")
+                print(f"{name} ({mapping} mapping): {measured}; PyTorch qnnpack: {engine}")
                 self.assertLessEqual(measured.max_steps, allowed_max)
                 self.assertLessEqual(measured.mean_steps, allowed_mean)
+
+    def test_a_reduced_range_mapping_keeps_full_range_values_beyond_its_calibration(self):
+        # x86 mapping: activations are calibrated to [0, 127] (reduce_range),
+        # but the reference model's quantize clamps to quint8's [0, 255]: an
+        # input beyond the calibrated range gives activations above 127, and
+        # the program must follow the reference there too.
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.ao.quantization.QuantStub(), torch.nn.Conv2d(8, 8, 3), torch.nn.ReLU(),
+                                    torch.ao.quantization.DeQuantStub()).eval()
+        shape = (1, 8, 12, 12)
+        reference = ex.quantize(model, (normal(shape, 0),), [normal(shape, 1)], get_default_qconfig_mapping("x86"))
+        program = ex.export(reference, (normal(shape, 0),), backend="xnnpack")
+        self.assertIn("et_xnnpack::conv2d.out", program.operators)
+        path = os.path.join(self.dir, "reduced_range.etp")
+        program.save(path)
+        x = 10 * normal(shape, 2)
+        (output,) = et_ops.load(path).run([x.numpy()])
+        with torch.no_grad():
+            expected = reference(x).numpy()
+        measured = export_contract.distance(output, expected, program.quantization["outputs"][0]["scale"])
+        self.assertLessEqual(measured.max_steps, 1.0 + 1e-4, str(measured))
 
     def test_any_thread_count_gives_the_same_bytes(self):
         for name, (_, x, _, _, _, path, _) in self.programs.items():

@@ -473,9 +473,8 @@ def _build(p, matches):
         op, args = instruction["op"], instruction["args"]
         new_args = [reference(v) for v in args]
         if op in (Q, DQ) and args[0 if op == DQ else -1] in shifted:
-            new_args[2] = b.integer(p.scalar(args[2]) - 128)
-            new_args[3] = b.integer(-128)
-            new_args[4] = b.integer(127)
+            for position in (2, 3, 4):  # zero point, quant_min, quant_max: a reduced range stays reduced
+                new_args[position] = b.integer(p.scalar(args[position]) - 128)
             new_args[5] = b.scalar_type("int8")
         b.instruction(op, new_args)
         for position in _written_arguments(instruction):
