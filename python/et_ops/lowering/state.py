@@ -21,7 +21,7 @@ aten = torch.ops.aten
 INDEX_PUT = "aten::index_put.out"
 INDEX_COPY = "aten::index_copy.out"
 COPY = "aten::copy.out"
-WRITERS = (INDEX_PUT, INDEX_COPY, COPY)
+WRITERS = "index_put_ (index assignment), index_copy_ and copy_"  # how messages name them
 
 
 def state_value(g, buffer):
@@ -53,11 +53,6 @@ def _copy(g, state, src, non_blocking=False):
 _EMITTERS = {aten.index_put_.default: _index_put, aten.index_copy_.default: _index_copy, aten.copy_.default: _copy}
 
 
-def describe_writers():
-    """How messages name the in-place operators that may write state."""
-    return "index_put_ (index assignment), index_copy_ and copy_"
-
-
 def write(g, node, buffer_name, state, target_value, *args, **kwargs):
     """Lowers the in-place `node` writing the state of `buffer_name`; returns the state (the node's value).
 
@@ -67,9 +62,9 @@ def write(g, node, buffer_name, state, target_value, *args, **kwargs):
     emitter = _EMITTERS.get(node.target)
     if emitter is None:
         g.unsupported(f"writes the module's buffer '{buffer_name}' in place with {node.target._schema.name}: "
-                      f"program state is written only by {describe_writers()}")
+                      f"program state is written only by {WRITERS}")
     if target_value is not state or shape_of(target_value) != state.shape:
         g.unsupported(f"writes the module's buffer '{buffer_name}' in place through a view of part of it: write "
-                      f"the whole buffer with {describe_writers()} (index it with tensors instead of slicing it)")
+                      f"the whole buffer with {WRITERS} (index it with tensors instead of slicing it)")
     emitter(g, state, *args, **kwargs)
     return state
