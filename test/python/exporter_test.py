@@ -207,6 +207,30 @@ class ApiTest(unittest.TestCase):
         self.assertIn("writes the module's buffer 'total' in place", str(caught.exception))
         self.assertTrue(torch.equal(model.total, torch.zeros(3)), "exporting ran the user's module itself")
 
+    def test_a_buffer_written_whole_with_copy_is_state_kept_between_runs(self):
+        class Accumulator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("total", torch.full((3,), 0.5))
+
+            def forward(self, x):
+                self.total.copy_(self.total + x.sum(0))
+                return x * self.total
+
+        x = example_input((2, 3))
+        model = Accumulator()
+        program = ex.export(model, (x,), name="accumulator")
+        self.assertTrue(torch.equal(model.total, torch.full((3,), 0.5)), "exporting ran the user's module itself")
+        path = os.path.join(self.dir, "accumulator.etp")
+        program.save(path)
+        session = et_ops.load(path).session()
+        reference = Accumulator()
+        for _ in range(3):  # each run adds to the state, as each call adds to the buffer
+            (output,) = session.run([x.numpy()])
+            np.testing.assert_array_equal(output, reference(x).numpy())
+        session.reset()
+        np.testing.assert_array_equal(session.run([x.numpy()])[0], Accumulator()(x).numpy())
+
     def test_every_operator_of_the_table_is_provided_by_a_kernel_set(self):
         registered = {r["op"] for r in et_ops.registered_operators()}
         for name, operators in supported_operations():
