@@ -88,7 +88,6 @@ class ET_OPS_API TokenSampler {
   int64_t next(const float* logits, std::size_t vocab_size, std::string* error = nullptr);
 
  private:
-  double uniform();
   double temperature_;
   std::size_t top_k_;
   uint64_t state_;

@@ -2,7 +2,7 @@
 
 The program takes ``tokens`` int64 [1, T] and ``input_pos`` int64 [T] and
 returns ``logits`` float32 [1, T, vocab], with T from 1 to max_seq_len and
-its cache in state (see docs/python.md). The loop, the checks and the
+its cache in state. The loop, the checks and the
 sampling are the C++ library's (et_ops/generate.h), so Python, C++ and
 ``et-ops generate`` give the same tokens.
 """

@@ -8,18 +8,22 @@
 #include "et_ops/generate.h"
 
 namespace et_ops {
+namespace {
 
-TokenSampler::TokenSampler(double temperature, std::size_t top_k, uint64_t seed)
-    : temperature_(temperature), top_k_(top_k), state_(seed) {}
-
-double TokenSampler::uniform() {
-  state_ += 0x9E3779B97F4A7C15ull;
-  uint64_t z = state_;
+// SplitMix64's next output as a double in [0, 1) (53 bits).
+double next_uniform(uint64_t& state) {
+  state += 0x9E3779B97F4A7C15ull;
+  uint64_t z = state;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
+
+}  // namespace
+
+TokenSampler::TokenSampler(double temperature, std::size_t top_k, uint64_t seed)
+    : temperature_(temperature), top_k_(top_k), state_(seed) {}
 
 int64_t TokenSampler::next(const float* logits, std::size_t vocab_size, std::string* error) {
   for (std::size_t i = 0; i < vocab_size; ++i)
@@ -52,7 +56,7 @@ int64_t TokenSampler::next(const float* logits, std::size_t vocab_size, std::str
     weights_.push_back(std::exp((static_cast<double>(c.first) - largest) / temperature_));
     total += weights_.back();
   }
-  const double target = uniform() * total;
+  const double target = next_uniform(state_) * total;
   double running = 0.0;
   for (std::size_t i = 0; i < candidates_.size(); ++i) {
     running += weights_[i];

@@ -81,7 +81,7 @@ ET_OPS_KERNELS_API bool dequantize_per_channel_group_4bit_out(KernelContext& ctx
 // weight_scales [N, K/group_size] (8da4w), or int8 [N, K] with one float32
 // scale per row (8da8w); symmetric weights; optional float32 bias [N]; out
 // float32 [..., N]. Integer dot products per group, then a fixed float
-// order (docs/kernels-quantized.md).
+// order, the same on every CPU and thread count.
 ET_OPS_KERNELS_API bool linear_8da4w_out(KernelContext& ctx, TensorRef input, TensorRef weight,
                                          TensorRef weight_scales, int64_t group_size, std::optional<TensorRef> bias,
                                          TensorRef out);
