@@ -59,8 +59,8 @@ bool run_timed(const Program& program, RunState& state, int repeat, Profiler* pr
     times.push_back(milliseconds_since(start));
     if (profiler)
       profiler->add_run(timings, std::chrono::duration<double, std::micro>(start - first_start).count());
-    if (!result.ok) {
-      fmt::print(stderr, "et-ops: {}: {}\n", program.path(), result.error);
+    if (!result) {
+      fmt::print(stderr, "et-ops: {}: {}\n", program.path(), result.message());
       return false;
     }
   }
@@ -99,9 +99,8 @@ bool write_outputs(const Program& program, const RunState& state, const std::str
   }
   for (std::size_t i = 0; i < program.output_count(); ++i) {
     const std::string path = (std::filesystem::path(directory) / fmt::format("output_{}.npy", i)).string();
-    std::string message;
-    if (!write_npy(path, state.output(i), &message)) {
-      fmt::print(stderr, "et-ops: {}\n", message);
+    if (const Status written = write_npy(path, state.output(i)); !written) {
+      fmt::print(stderr, "et-ops: {}\n", written.message());
       return false;
     }
     fmt::print("wrote {} ({})\n", path, describe(state.output(i)));
@@ -150,25 +149,23 @@ int run_command(const Arguments& args) {
 
   const Clock::time_point load_start = Clock::now();
   const LoadResult loaded = Program::load(args.positional()[0]);
-  if (!loaded.ok()) {
-    fmt::print(stderr, "et-ops: {}\n", loaded.error);
+  if (!loaded) {
+    fmt::print(stderr, "et-ops: {}\n", loaded.status().message());
     return kExitFailure;
   }
   fmt::print("load: {}\n", duration_text(milliseconds_since(load_start)));
-  const Program& program = *loaded.program;
-  std::unique_ptr<RunState> state;
-  try {
-    state = program.make_state();
-  } catch (const std::runtime_error& e) {
-    fmt::print(stderr, "et-ops: {}\n", e.what());
+  const Program& program = **loaded;
+  Result<std::unique_ptr<RunState>> made = program.make_state();
+  if (!made) {
+    fmt::print(stderr, "et-ops: {}\n", made.status().message());
     return kExitFailure;
   }
-  std::string error;
-  if (!state->set_threads(static_cast<std::size_t>(threads), &error)) {
-    fmt::print(stderr, "et-ops: --threads: {}\n", error);
+  RunState* state = made->get();
+  if (const Status threaded = state->set_threads(static_cast<std::size_t>(threads)); !threaded) {
+    fmt::print(stderr, "et-ops: --threads: {}\n", threaded.message());
     return kExitFailure;
   }
-  if (error = fill_inputs(program, *state, args.values("--input")); !error.empty()) {
+  if (const std::string error = fill_inputs(program, *state, args.values("--input")); !error.empty()) {
     fmt::print(stderr, "et-ops: {}\n", error);
     return kExitFailure;
   }

@@ -76,8 +76,9 @@ std::string fill_inputs(const Program& program, RunState& state, const std::vect
     return fmt::format("{}: the program takes {} input(s), got {} --input file(s)", program.path(),
                        program.input_count(), files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const NpyArray array = read_npy(files[i]);
-    if (!array.ok()) return array.error;
+    const Result<NpyArray> read = read_npy(files[i]);
+    if (!read) return read.status().message();
+    const NpyArray& array = *read;
     if (std::string error = check_array(array, program.input_spec(i), i, files[i]); !error.empty()) return error;
     copy_from_logical_order(state.input(i), array.data.data());
   }

@@ -20,6 +20,7 @@
 #include "et_ops/diagnostics.h"
 #include "et_ops/dtype.h"
 #include "et_ops/export.h"
+#include "et_ops/status.h"
 #include "et_ops/tensor.h"
 
 namespace et_ops {
@@ -46,13 +47,6 @@ struct TensorSpec {
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
 };
 
-enum class LoadErrorKind {
-  None,
-  File,              // cannot open or read the file
-  Format,            // not a valid .etp v1 program (magic, version, header, ranges, indices, limits)
-  MissingOperators,  // valid program, but operators are not registered (a packaging problem)
-};
-
 class Program;
 class RunState;
 
@@ -72,21 +66,20 @@ struct InstructionInfo {
   std::vector<TensorSpec> tensors;  // the tensor arguments, in argument order
 };
 
-struct LoadResult {
-  std::shared_ptr<const Program> program;  // null on error
-  LoadErrorKind kind = LoadErrorKind::None;
-  std::string error;              // names the file and what is wrong (for MissingOperators: the whole report)
-  MissingOperatorReport missing;  // filled for MissingOperators
-  bool ok() const { return program != nullptr; }
-  explicit operator bool() const { return ok(); }
-};
+// A loaded program, or why there is none. The status's code says what kind
+// of failure it is: File (cannot open or read the file), Format (not a valid
+// .etp v1 program: magic, version, header, ranges, indices, limits, a
+// prepared kernel that refuses its instruction; also an allocation that
+// failed while loading) or MissingOperators (a valid program whose
+// operators are not registered, a packaging problem: status().
+// missing_operators() lists them, the message is the whole report). The
+// message names the file and what is wrong.
+using LoadResult = Result<std::shared_ptr<const Program>>;
 
-struct RunResult {
-  bool ok = true;
-  explicit operator bool() const { return ok; }
-  std::string error;  // instruction index, operator and the kernel's message
-  std::size_t failed_instruction = 0;
-};
+// A run's outcome: ok, or KernelFailed with a message naming the
+// instruction's index, its operator and the kernel's message (Invalid when
+// the run state belongs to another program).
+using RunResult = Status;
 
 class ET_OPS_API Program {
  public:
@@ -118,9 +111,9 @@ class ET_OPS_API Program {
     std::vector<Instruction> instructions;
     std::size_t planned_memory_bytes = 0;  // activation memory of one run state
     std::string metadata_json = "{}";
-    std::string error;  // non-empty when the file is not a valid program
   };
-  static Inspection inspect(const std::string& path, const LoadLimits& limits = {});
+  // File or Format when the file is not a valid program.
+  static Result<Inspection> inspect(const std::string& path, const LoadLimits& limits = {});
 
   ~Program();
   Program(const Program&) = delete;
@@ -142,9 +135,10 @@ class ET_OPS_API Program {
   const std::string& metadata_json() const;
 
   // A fresh run state (allocates the activation memory once, and makes the
-  // per-run-state parts of prepared kernels). Throws std::bad_alloc, or
-  // std::runtime_error naming the instruction whose part cannot be made.
-  std::unique_ptr<RunState> make_state() const;
+  // per-run-state parts of prepared kernels). NoMemory when the memory
+  // cannot be allocated; KernelFailed naming the instruction whose part
+  // cannot be made.
+  Result<std::unique_ptr<RunState>> make_state() const;
 
   // Runs every instruction in order; stops at the first kernel error.
   RunResult run(RunState& state) const;
@@ -171,15 +165,16 @@ class ET_OPS_API RunState {
 
   // Input i, to be filled before a run (it has the program's input spec).
   TensorRef input(std::size_t i);
-  // Copies `nbytes` into input i; false (with `error`) on a size mismatch.
-  bool set_input(std::size_t i, const void* data, std::size_t nbytes, std::string* error = nullptr);
+  // Copies `nbytes` into input i; Invalid when there is no input i or the
+  // size does not match.
+  Status set_input(std::size_t i, const void* data, std::size_t nbytes);
   // Output i after a run. Non-tensor outputs are 0-dim tensors.
   TensorRef output(std::size_t i) const;
 
   // The threads the state's runs use (1, the default: the calling thread
-  // alone). Any count gives the same bytes. False (with `error`) when the
-  // count is 0 or above 1024, or the pool cannot start.
-  bool set_threads(std::size_t count, std::string* error = nullptr);
+  // alone). Any count gives the same bytes. Invalid when the count is 0 or
+  // above 1024; NoMemory when the pool cannot start.
+  Status set_threads(std::size_t count);
   std::size_t threads() const;
 
   struct Impl;

@@ -30,6 +30,8 @@ import os
 import re
 import sys
 
+from .errors import PinningError  # noqa: F401 (re-exported: et_ops.cpu_independence.PinningError)
+
 #: Environment read by PyTorch and its libraries when they load.
 PINNED_ENVIRONMENT = {
     "ATEN_CPU_CAPABILITY": "default",
@@ -42,10 +44,6 @@ PINNED_ENVIRONMENT = {
 
 #: The glibc tunable that keeps libm on its baseline (non-FMA) functions.
 LIBM_TUNABLE = "glibc.cpu.hwcaps=-AVX2,-FMA,-FMA4"
-
-
-class PinningError(RuntimeError):
-    """The process cannot be given CPU-independent numerics."""
 
 
 def _tunables_with_libm_pinned():

@@ -16,6 +16,8 @@ import struct
 
 import numpy as np
 
+from .errors import FormatError, UsageError, UsageTypeError
+
 MAGIC = b"ETOP"
 FORMAT_VERSION = 1
 ALIGNMENT = 64
@@ -56,7 +58,7 @@ def etp_dtype_of(array):
     try:
         return _DTYPE_OF_NUMPY[array.dtype.newbyteorder("<")]
     except KeyError:
-        raise TypeError(f"numpy dtype {array.dtype} has no .etp equivalent") from None
+        raise UsageTypeError(f"numpy dtype {array.dtype} has no .etp equivalent") from None
 
 
 def _align(offset):
@@ -90,7 +92,7 @@ class ProgramBuilder:
     def tensor(self, dtype, sizes, dim_order=None):
         """A tensor without data: an input or an intermediate (contiguous unless dim_order says otherwise)."""
         if dtype not in NUMPY_DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}")
+            raise UsageError(f"unknown dtype {dtype!r}")
         value = {"type": "tensor", "dtype": dtype, "sizes": [int(s) for s in sizes]}
         if dim_order is not None:
             value["dim_order"] = [int(d) for d in dim_order]
@@ -116,7 +118,7 @@ class ProgramBuilder:
 
     def scalar_type(self, dtype):
         if dtype not in NUMPY_DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}")
+            raise UsageError(f"unknown dtype {dtype!r}")
         return self._interned_value({"type": "scalar_type", "value": dtype})
 
     def int_list(self, values):
@@ -127,7 +129,7 @@ class ProgramBuilder:
         tensors = [int(t) for t in tensors]
         for t in tensors:
             if not 0 <= t < len(self._values) or self._values[t]["type"] != "tensor":
-                raise ValueError(f"tensor_list element {t} is not a tensor value")
+                raise UsageError(f"tensor_list element {t} is not a tensor value")
         return self._interned_value({"type": "tensor_list", "value": tensors})
 
     def none(self):
@@ -146,7 +148,7 @@ class ProgramBuilder:
     def instruction(self, op, args):
         for a in args:
             if not 0 <= a < len(self._values):
-                raise IndexError(f"{op}: argument value {a} does not exist")
+                raise UsageError(f"{op}: argument value {a} does not exist")
         self._instructions.append({"op": op, "args": list(args)})
 
     def input(self, index):
@@ -272,17 +274,17 @@ def _logical_array(data, value):
 
 
 def parse_program(data):
-    """Parses .etp bytes; raises ValueError naming what is wrong."""
+    """Parses .etp bytes; raises FormatError (a ValueError) naming what is wrong."""
     if len(data) < _PREAMBLE.size:
-        raise ValueError(f"truncated: {len(data)} bytes, shorter than the {_PREAMBLE.size}-byte preamble")
+        raise FormatError(f"truncated: {len(data)} bytes, shorter than the {_PREAMBLE.size}-byte preamble")
     magic, version, header_size = _PREAMBLE.unpack_from(data)
     if magic != MAGIC:
-        raise ValueError(f"wrong magic {magic!r}, expected {MAGIC!r}")
+        raise FormatError(f"wrong magic {magic!r}, expected {MAGIC!r}")
     if version != FORMAT_VERSION:
-        raise ValueError(f"unsupported format version {version}")
+        raise FormatError(f"unsupported format version {version}")
     header_end = _PREAMBLE.size + header_size
     if header_end > len(data):
-        raise ValueError(f"header of {header_size} bytes runs past the end of the file")
+        raise FormatError(f"header of {header_size} bytes runs past the end of the file")
     header = json.loads(data[_PREAMBLE.size:header_end].decode("utf-8"))
     segment_start = _align(header_end)
     constants = {}
@@ -292,7 +294,7 @@ def parse_program(data):
         start = segment_start + value["data"]["offset"]
         end = start + value["data"]["nbytes"]
         if end > len(data):
-            raise ValueError(f"constant {index} runs past the end of the file")
+            raise FormatError(f"constant {index} runs past the end of the file")
         constants[index] = _logical_array(data[start:end], value)
     return ProgramFile(header, constants)
 

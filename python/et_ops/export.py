@@ -46,6 +46,7 @@ from torch.ao.quantization import get_default_qconfig_mapping
 from torch.ao.quantization.quantize_fx import convert_to_reference_fx, prepare_fx
 
 from . import cpu_independence, lowering, models
+from .errors import UsageError
 from .lowering import UnsupportedError, UnsupportedNode, tracing
 from .lowering import xnnpack as xnnpack_backend
 
@@ -85,7 +86,7 @@ def quantize(model, example_inputs, calibration, qconfig_mapping=None):
             prepared(*_as_tuple(batch))
             batches += 1
     if batches == 0:
-        raise ValueError("calibration holds no batches: the observers need at least one")
+        raise UsageError("calibration holds no batches: the observers need at least one")
     reference = convert_to_reference_fx(prepared)
     try:  # where each node came from, for error messages (PyTorch 1.13 does not record it)
         tracing.copy_module_paths(tracing.trace(model), reference)
@@ -143,7 +144,7 @@ def export(module, example_inputs, name=None, backend="reference"):
     and leave everything else on the reference path.
     """
     if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        raise UsageError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     example_inputs = _as_tuple(example_inputs)
     graph_module = module if isinstance(module, torch.fx.GraphModule) else tracing.trace(module)
     name = name or type(module).__name__

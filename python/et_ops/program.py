@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _et_ops
-from .errors import InputError, LoadError, RunError
+from .errors import InputError, LoadError, RunError, UsageError
 from .etp import NUMPY_DTYPES
 
 
@@ -113,7 +113,7 @@ class Program:
         "start_us" / "duration_us" (microseconds from the start of the run).
         """
         if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
-            raise ValueError(f"threads must be an int from 1 to 1024, got {threads!r}")
+            raise UsageError(f"threads must be an int from 1 to 1024, got {threads!r}")
         arrays = self._checked_inputs(inputs)
         outputs, error, records = self._native.run(arrays, threads, bool(profile))
         if outputs is None:

@@ -105,25 +105,29 @@ class RunStatePool {
   class Lease {
    public:
     explicit Lease(RunStatePool& pool) : pool_(pool), state_(pool.take()) {}
-    ~Lease() { pool_.give_back(std::move(state_)); }
+    ~Lease() {
+      if (state_) pool_.give_back(*std::move(state_));
+    }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    RunState& operator*() { return *state_; }
-    RunState* operator->() { return state_.get(); }
+    // Why there is no state (a new one could not be made), or ok.
+    Status status() const { return state_ ? Status() : state_.status(); }
+    RunState& operator*() { return **state_; }
+    RunState* operator->() { return state_->get(); }
 
    private:
     RunStatePool& pool_;
-    std::unique_ptr<RunState> state_;
+    Result<std::unique_ptr<RunState>> state_;
   };
 
  private:
-  std::unique_ptr<RunState> take() {
+  Result<std::unique_ptr<RunState>> take() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!free_.empty()) {
         auto state = std::move(free_.back());
         free_.pop_back();
-        return state;
+        return Result<std::unique_ptr<RunState>>(std::move(state));
       }
     }
     return program_->make_state();
@@ -179,7 +183,8 @@ class NativeProgram {
     return specs;
   }
 
-  // (outputs, "") on success, (None, message) when a kernel reports an error.
+  // (outputs, "") on success, (None, message) when a kernel reports an error
+  // (or a run state cannot be made).
   // Inputs must already match the input specs exactly (the Python layer
   // says what is wrong in user terms); a mismatch here is a ValueError.
   // With `profile`, a third element lists one record per instruction
@@ -200,24 +205,22 @@ class NativeProgram {
     }
 
     RunResult result;
+    Status threaded;
     std::vector<InstructionTiming> timings;
-    std::string threads_error;
     {
       py::gil_scoped_release release;
       RunStatePool::Lease state(pool_);
-      if (!state->set_threads(threads, &threads_error)) {
-        result.ok = false;
-      } else {
+      if (result = state.status(); result.ok() && (threaded = state->set_threads(threads)).ok()) {
         for (std::size_t i = 0; i < input_data.size(); ++i)
           copy_logical(state->input(i), input_data[i], Direction::IntoTensor);
         result = profile ? program_->run(*state, timings) : program_->run(*state);
-        if (result.ok)
+        if (result.ok())
           for (std::size_t i = 0; i < output_data.size(); ++i)
             copy_logical(state->output(i), output_data[i], Direction::FromTensor);
       }
     }
-    if (!threads_error.empty()) throw py::value_error("threads: " + threads_error);
-    if (!result.ok) return py::make_tuple(py::none(), result.error, py::none());
+    if (!threaded) throw py::value_error("threads: " + threaded.message());
+    if (!result) return py::make_tuple(py::none(), result.message(), py::none());
     return py::make_tuple(outputs, std::string(), profile ? py::object(profile_records(*program_, timings)) : py::object(py::none()));
   }
 
@@ -245,19 +248,9 @@ class NativeProgram {
   RunStatePool pool_;
 };
 
-const char* load_error_kind(LoadErrorKind kind) {
-  switch (kind) {
-    case LoadErrorKind::None: return "none";
-    case LoadErrorKind::File: return "file";
-    case LoadErrorKind::Format: return "format";
-    case LoadErrorKind::MissingOperators: return "missing_operators";
-  }
-  return "unknown";
-}
-
-py::list missing_operators(const MissingOperatorReport& report) {
+py::list missing_operators(const Status& status) {
   py::list missing;
-  for (const MissingOperator& m : report.missing) {
+  for (const MissingOperator& m : status.missing_operators()) {
     py::dict entry;
     entry["op"] = m.op;
     entry["component"] = m.component ? py::cast(m.component->name) : py::none();
@@ -268,16 +261,16 @@ py::list missing_operators(const MissingOperatorReport& report) {
 }
 
 py::dict load(const std::string& path) {
-  LoadResult result;
+  std::optional<LoadResult> result;
   {
     py::gil_scoped_release release;
     result = Program::load(path);
   }
   py::dict outcome;
-  outcome["program"] = result.ok() ? py::cast(std::make_unique<NativeProgram>(result.program)) : py::none();
-  outcome["kind"] = load_error_kind(result.kind);
-  outcome["error"] = result.error;
-  outcome["missing"] = missing_operators(result.missing);
+  outcome["program"] = *result ? py::cast(std::make_unique<NativeProgram>(**result)) : py::none();
+  outcome["kind"] = std::string(*result ? "none" : status_code_name(result->status().code()));
+  outcome["error"] = result->status().message();
+  outcome["missing"] = missing_operators(result->status());
   return outcome;
 }
 
@@ -309,49 +302,36 @@ py::dict counters_dict() {
 }
 
 void set_policy(const std::string& name) {
-  const auto policy = parse_duplicate_policy(name);
+  const Result<DuplicatePolicy> policy = parse_duplicate_policy(name);
   if (!policy) throw py::value_error("invalid duplicate policy '" + name + "': valid values are 'fatal' and 'first-wins'");
   set_duplicate_policy(*policy);
 }
 
 py::dict policy_dict() {
-  const PolicyChoice choice = effective_duplicate_policy();
+  const Result<PolicyChoice> choice = effective_duplicate_policy();
   py::dict d;
-  d["policy"] = std::string(duplicate_policy_name(choice.policy));
-  d["source"] = choice.source;
-  d["error"] = choice.error;
+  // An invalid ET_OPS_DUPLICATE_POLICY: its source, and the error.
+  d["policy"] = std::string(duplicate_policy_name(choice ? choice->policy : DuplicatePolicy::Fatal));
+  d["source"] = choice ? choice->source : std::string(kDuplicatePolicyVariable);
+  d["error"] = choice.status().message();
   return d;
-}
-
-const char* registration_status(et_ops_status status) {
-  switch (status) {
-    case ET_OPS_OK: return "ok";
-    case ET_OPS_ERROR_CONFLICT: return "conflict";
-    case ET_OPS_ERROR_INVALID: return "invalid";
-    case ET_OPS_ERROR_POLICY: return "policy";
-    case ET_OPS_ERROR_NO_MEMORY: return "no_memory";
-  }
-  return "unknown";
 }
 
 py::dict registration_dict(const RegistrationResult& r) {
+  const Registration counts = r ? *r : Registration{};
   py::dict d;
-  d["status"] = registration_status(r.status());
-  d["message"] = r.message();
-  d["registered"] = r.registered();
-  d["deduplicated"] = r.deduplicated();
-  d["unchanged"] = r.unchanged();
+  d["status"] = std::string(status_code_name(r.status().code()));
+  d["message"] = r.status().message();
+  d["registered"] = counts.registered;
+  d["deduplicated"] = counts.deduplicated;
+  d["unchanged"] = counts.unchanged;
   return d;
 }
 
-const char* load_error_reason(const LoadedKernelLibrary& library) {
-  switch (library.error()) {
-    case LibraryLoadError::None: return "ok";
-    case LibraryLoadError::Open: return "open";
-    case LibraryLoadError::EntryPoint: return "entry_point";
-    case LibraryLoadError::Registration: return registration_status(library.registration().status());
-  }
-  return "unknown";
+// et_ops.LibraryError's reason: 'open', 'entry_point', or the registry's
+// status ('conflict', 'invalid', 'policy', 'no_memory').
+std::string library_error_reason(StatusCode code) {
+  return code == StatusCode::LibraryOpen ? "open" : std::string(status_code_name(code));
 }
 
 // Libraries loaded by path stay registered and loaded until
@@ -363,16 +343,16 @@ std::vector<LoadedKernelLibrary>& loaded_libraries() {
 
 // What `et-ops --load-library` does: et_ops::load_kernel_library.
 py::dict load_library(const std::string& path) {
-  LoadedKernelLibrary library = load_kernel_library(path);
-  py::dict outcome = registration_dict(library.registration());
-  outcome["status"] = load_error_reason(library);
-  if (!library.ok()) {
-    outcome["message"] = library.message();
+  Result<LoadedKernelLibrary> library = load_kernel_library(path);
+  if (!library) {
+    py::dict outcome = registration_dict(library.status());
+    outcome["status"] = library_error_reason(library.status().code());
     return outcome;
   }
-  outcome["library"] = library.library_path();
-  outcome["component"] = library.manifest()->component ? library.manifest()->component : "";
-  loaded_libraries().push_back(std::move(library));
+  py::dict outcome = registration_dict(library->registration());
+  outcome["library"] = library->library_path();
+  outcome["component"] = library->manifest()->component ? library->manifest()->component : "";
+  loaded_libraries().push_back(*std::move(library));
   return outcome;
 }
 
@@ -407,7 +387,7 @@ py::list register_project_kernels() {
   py::list outcomes;
   for (const ProjectComponent& component : project_components()) {
     const RegistrationResult result = component.register_kernels();
-    if (!result) throw py::import_error(std::string("et_ops: registering ") + component.name + " failed: " + result.message());
+    if (!result) throw py::import_error(std::string("et_ops: registering ") + component.name + " failed: " + result.status().message());
     py::dict outcome = registration_dict(result);
     outcome["component"] = component.name;
     outcomes.append(outcome);

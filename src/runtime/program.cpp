@@ -1,6 +1,10 @@
 // Program's accessors, run-state creation and the run itself.
 #include "et_ops/program.h"
 
+#include <fmt/format.h>
+
+#include <new>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "et_ops/registry.h"
@@ -21,17 +25,24 @@ const TensorSpec& Program::output_spec(std::size_t i) const { return impl_->outp
 std::size_t Program::planned_memory_bytes() const { return impl_->planned_bytes; }
 const std::string& Program::metadata_json() const { return impl_->model.metadata_json; }
 
-std::unique_ptr<RunState> Program::make_state() const {
-  return std::unique_ptr<RunState>(new RunState(std::make_unique<RunState::Impl>(*impl_)));
+// The state's construction throws inside the library only: a failure
+// becomes the Result's status here.
+Result<std::unique_ptr<RunState>> Program::make_state() const {
+  try {
+    return std::unique_ptr<RunState>(new RunState(std::make_unique<RunState::Impl>(*impl_)));
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::NoMemory,
+                  fmt::format("{}: cannot allocate a run state ({} bytes of activations)", impl_->path,
+                              impl_->planned_bytes));
+  } catch (const std::runtime_error& e) {  // a prepared kernel's instantiate failed
+    return Status(StatusCode::KernelFailed, e.what());
+  }
 }
 
 namespace {
 
 RunResult other_program(const std::string& path) {
-  RunResult mismatch;
-  mismatch.ok = false;
-  mismatch.error = path + ": the run state was made by another program";
-  return mismatch;
+  return Status(StatusCode::Invalid, path + ": the run state was made by another program");
 }
 
 }  // namespace
@@ -43,10 +54,7 @@ RunResult Program::run(RunState& state) const {
 
 RunResult Program::run(RunState& state, std::vector<InstructionTiming>& timings) const {
   if (state.impl_->program != impl_.get()) return other_program(impl_->path);
-  timings.resize(impl_->instructions.size());
-  RunResult result = state.impl_->execute(timings.data());
-  timings.resize(result.ok ? timings.size() : result.failed_instruction + 1);
-  return result;
+  return state.impl_->execute(&timings);
 }
 
 std::vector<InstructionInfo> Program::describe_instructions() const {

@@ -68,24 +68,19 @@ void RunState::Impl::release_instances() {
   calls.clear();
 }
 
-bool RunState::Impl::set_threads(std::size_t count, std::string* error) {
-  if (count == 0 || count > 1024) {
-    if (error) *error = fmt::format("thread count {} is out of range (1 to 1024)", count);
-    return false;
-  }
-  if (count == environment.thread_count) return true;
+Status RunState::Impl::set_threads(std::size_t count) {
+  if (count == 0 || count > 1024)
+    return Status(StatusCode::Invalid, fmt::format("thread count {} is out of range (1 to 1024)", count));
+  if (count == environment.thread_count) return Status();
   std::unique_ptr<pthreadpool, PoolDeleter> next;
   if (count > 1) {
     next.reset(pthreadpool_create(count));
-    if (!next) {
-      if (error) *error = fmt::format("cannot start a pool of {} threads", count);
-      return false;
-    }
+    if (!next) return Status(StatusCode::NoMemory, fmt::format("cannot start a pool of {} threads", count));
   }
   pool = std::move(next);
   environment.thread_count = static_cast<uint32_t>(count);
   environment.threadpool = pool.get();
-  return true;
+  return Status();
 }
 
 void RunState::Impl::link_inputs_outputs() {
@@ -97,7 +92,7 @@ void RunState::Impl::link_inputs_outputs() {
   }
 }
 
-RunResult RunState::Impl::execute(InstructionTiming* timings) {
+RunResult RunState::Impl::execute(std::vector<InstructionTiming>* timings) {
   context.reset();
   et_ops_kernel_context* raw = context.raw();
   if (timings == nullptr) {
@@ -108,13 +103,15 @@ RunResult RunState::Impl::execute(InstructionTiming* timings) {
     return RunResult{};
   }
   using Clock = std::chrono::steady_clock;
+  timings->clear();
+  timings->reserve(calls.size());
   const Clock::time_point start = Clock::now();
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const Clock::time_point before = Clock::now();
     call(calls[i], raw);
     const Clock::time_point after = Clock::now();
-    timings[i] = InstructionTiming{i, std::chrono::duration<double, std::micro>(before - start).count(),
-                                   std::chrono::duration<double, std::micro>(after - before).count()};
+    timings->push_back(InstructionTiming{i, std::chrono::duration<double, std::micro>(before - start).count(),
+                                         std::chrono::duration<double, std::micro>(after - before).count()});
     if (raw->failed) return failure(i);
   }
   return RunResult{};
@@ -124,12 +121,8 @@ RunResult RunState::Impl::failure(std::size_t instruction) {
   et_ops_kernel_context* raw = context.raw();
   raw->message[ET_OPS_MESSAGE_CAPACITY - 1] = '\0';  // a kernel may have filled it without a terminator
   const char* message = raw->message[0] != '\0' ? raw->message : "(the kernel gave no message)";
-  RunResult result;
-  result.ok = false;
-  result.failed_instruction = instruction;
-  result.error = fmt::format("instruction {} ({}): {}", instruction, program->model.instructions[instruction].op,
-                             message);
-  return result;
+  return Status(StatusCode::KernelFailed, fmt::format("instruction {} ({}): {}", instruction,
+                                                      program->model.instructions[instruction].op, message));
 }
 
 RunState::RunState(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -137,23 +130,20 @@ RunState::~RunState() = default;
 
 TensorRef RunState::input(std::size_t i) { return TensorRef(*impl_->inputs.at(i)); }
 
-bool RunState::set_input(std::size_t i, const void* data, std::size_t nbytes, std::string* error) {
-  if (i >= impl_->inputs.size()) {
-    if (error) *error = fmt::format("input {} does not exist: the program has {} inputs", i, impl_->inputs.size());
-    return false;
-  }
+Status RunState::set_input(std::size_t i, const void* data, std::size_t nbytes) {
+  if (i >= impl_->inputs.size())
+    return Status(StatusCode::Invalid,
+                  fmt::format("input {} does not exist: the program has {} inputs", i, impl_->inputs.size()));
   TensorRef input(*impl_->inputs[i]);
-  if (nbytes != input.nbytes()) {
-    if (error) *error = fmt::format("input {} takes {} bytes, got {}", i, input.nbytes(), nbytes);
-    return false;
-  }
+  if (nbytes != input.nbytes())
+    return Status(StatusCode::Invalid, fmt::format("input {} takes {} bytes, got {}", i, input.nbytes(), nbytes));
   if (nbytes > 0) std::memcpy(input.data(), data, nbytes);
-  return true;
+  return Status();
 }
 
 TensorRef RunState::output(std::size_t i) const { return TensorRef(*impl_->outputs.at(i)); }
 
-bool RunState::set_threads(std::size_t count, std::string* error) { return impl_->set_threads(count, error); }
+Status RunState::set_threads(std::size_t count) { return impl_->set_threads(count); }
 
 std::size_t RunState::threads() const { return impl_->environment.thread_count; }
 

@@ -40,8 +40,9 @@ struct __attribute__((visibility("hidden"))) RunState::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  RunResult execute(InstructionTiming* timings);
-  bool set_threads(std::size_t count, std::string* error);
+  // Timings (when not null) get one entry per instruction that ran.
+  RunResult execute(std::vector<InstructionTiming>* timings);
+  Status set_threads(std::size_t count);
 
   const Program::Impl* program;
   std::unique_ptr<uint8_t, FreeDeleter> arena;

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
+from ..errors import Error
+
 from . import tracing
 from .context import Lowering, Unsupported
 from .table import (IN_PLACE_FUNCTIONS, Method, display_name, emitter_for, markdown_table, register_lowering,
@@ -45,7 +47,7 @@ class UnsupportedNode:
         return f"{self.op} {self.target} (node '{self.node}', {where}): {self.reason}"
 
 
-class UnsupportedError(Exception):
+class UnsupportedError(Error):
     """Nodes of a graph that the lowering cannot turn into operators, all of them at once."""
 
     def __init__(self, model_name, nodes):
