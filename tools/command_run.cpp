@@ -155,12 +155,11 @@ int run_command(const Arguments& args) {
   }
   fmt::print("load: {}\n", duration_text(milliseconds_since(load_start)));
   const Program& program = **loaded;
-  Result<std::unique_ptr<RunState>> made = program.make_state();
-  if (!made) {
-    fmt::print(stderr, "et-ops: {}\n", made.status().message());
+  Result<RunState> state = program.make_state();
+  if (!state) {
+    fmt::print(stderr, "et-ops: {}\n", state.status().message());
     return kExitFailure;
   }
-  RunState* state = made->get();
   if (const Status threaded = state->set_threads(static_cast<std::size_t>(threads)); !threaded) {
     fmt::print(stderr, "et-ops: --threads: {}\n", threaded.message());
     return kExitFailure;

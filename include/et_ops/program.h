@@ -138,7 +138,7 @@ class ET_OPS_API Program {
   // per-run-state parts of prepared kernels). NoMemory when the memory
   // cannot be allocated; KernelFailed naming the instruction whose part
   // cannot be made.
-  Result<std::unique_ptr<RunState>> make_state() const;
+  Result<RunState> make_state() const;
 
   // Runs every instruction in order; stops at the first kernel error.
   RunResult run(RunState& state) const;
@@ -162,6 +162,9 @@ class ET_OPS_API RunState {
   ~RunState();
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
+  // A moved-from state may only be assigned to or destroyed (run() says so).
+  RunState(RunState&&) noexcept;
+  RunState& operator=(RunState&&) noexcept;
 
   // Input i, to be filled before a run (it has the program's input spec).
   TensorRef input(std::size_t i);

@@ -130,7 +130,9 @@ class RunStatePool {
         return Result<std::unique_ptr<RunState>>(std::move(state));
       }
     }
-    return program_->make_state();
+    Result<RunState> made = program_->make_state();
+    if (!made) return made.status();
+    return std::make_unique<RunState>(*std::move(made));
   }
   void give_back(std::unique_ptr<RunState> state) {
     std::lock_guard<std::mutex> lock(mutex_);

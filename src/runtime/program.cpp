@@ -27,9 +27,9 @@ const std::string& Program::metadata_json() const { return impl_->model.metadata
 
 // The state's construction throws inside the library only: a failure
 // becomes the Result's status here.
-Result<std::unique_ptr<RunState>> Program::make_state() const {
+Result<RunState> Program::make_state() const {
   try {
-    return std::unique_ptr<RunState>(new RunState(std::make_unique<RunState::Impl>(*impl_)));
+    return RunState(std::make_unique<RunState::Impl>(*impl_));
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::NoMemory,
                   fmt::format("{}: cannot allocate a run state ({} bytes of activations)", impl_->path,
@@ -41,19 +41,20 @@ Result<std::unique_ptr<RunState>> Program::make_state() const {
 
 namespace {
 
-RunResult other_program(const std::string& path) {
-  return Status(StatusCode::Invalid, path + ": the run state was made by another program");
+RunResult other_program(const std::string& path, bool moved_from) {
+  return Status(StatusCode::Invalid, path + (moved_from ? ": the run state was moved from"
+                                                        : ": the run state was made by another program"));
 }
 
 }  // namespace
 
 RunResult Program::run(RunState& state) const {
-  if (state.impl_->program != impl_.get()) return other_program(impl_->path);
+  if (!state.impl_ || state.impl_->program != impl_.get()) return other_program(impl_->path, !state.impl_);
   return state.impl_->execute(nullptr);
 }
 
 RunResult Program::run(RunState& state, std::vector<InstructionTiming>& timings) const {
-  if (state.impl_->program != impl_.get()) return other_program(impl_->path);
+  if (!state.impl_ || state.impl_->program != impl_.get()) return other_program(impl_->path, !state.impl_);
   return state.impl_->execute(&timings);
 }
 

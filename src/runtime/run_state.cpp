@@ -127,6 +127,8 @@ RunResult RunState::Impl::failure(std::size_t instruction) {
 
 RunState::RunState(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RunState::~RunState() = default;
+RunState::RunState(RunState&&) noexcept = default;
+RunState& RunState::operator=(RunState&&) noexcept = default;
 
 TensorRef RunState::input(std::size_t i) { return TensorRef(*impl_->inputs.at(i)); }
 
