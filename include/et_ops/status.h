@@ -96,7 +96,8 @@ class Result {
   static_assert(!std::is_same_v<std::decay_t<T>, Status>, "use Status itself for functions with no value");
 
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit, like std::optional
+  Result(const T& value) : value_(value) {}  // NOLINT: implicit, like std::optional
+  Result(T&& value) : value_(std::move(value)) {}  // NOLINT (and `return local;` moves)
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) status_ = Status(StatusCode::Invalid, "a Result was made from an ok status without a value");
   }

@@ -39,7 +39,7 @@ TEST_CASE("a loaded library is registered until its handle goes", "[loader]") {
 TEST_CASE("open_kernel_library reads the manifest without registering", "[loader]") {
   et_ops::Result<et_ops::LoadedKernelLibrary> library = et_ops::open_kernel_library(TEST_PLUGIN_PATH);
   REQUIRE(library.ok());
-  CHECK(library.manifest()->record_count == 1);
+  CHECK(library->manifest()->record_count == 1);
   CHECK_FALSE(et_ops::has_operator("et_test_plugin::negate.out"));
 }
 

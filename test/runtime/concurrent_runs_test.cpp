@@ -63,8 +63,9 @@ TEST_CASE("example programs run from several threads give the serial results") {
       INFO(loaded.status().message());
       REQUIRE(loaded.ok());
       const et_ops::Program& program = *loaded.value();
-      const et_ops::NpyArray input = et_ops::read_npy(dir + name + "_input_0.npy");
-      REQUIRE(input.ok());
+      const et_ops::Result<et_ops::NpyArray> read = et_ops::read_npy(dir + name + "_input_0.npy");
+      REQUIRE(read.ok());
+      const et_ops::NpyArray& input = *read;
       REQUIRE(input.dtype == et_ops::DType::Float32);
 
       std::vector<std::vector<std::vector<uint8_t>>> expected(kThreads * kRunsPerThread);

@@ -102,7 +102,7 @@ TEST_CASE("0-d, 1-d and empty arrays") {
   float five[5] = {1, 2, 3, 4, 5};
   const std::vector<uint8_t> one_d = et_ops::encode_npy(Tensor(DType::Float32, five, {5}));
   CHECK(std::string(one_d.begin() + 10, one_d.begin() + 70).find("'shape': (5,)") != std::string::npos);
-  CHECK(parse(one_d).shape == std::vector<int64_t>{5});
+  CHECK(parse(one_d)->shape == std::vector<int64_t>{5});
   const et_ops::Result<NpyArray> empty = parse(et_ops::encode_npy(Tensor(DType::Float32, five, {0, 3})));
   REQUIRE(empty.ok());
   CHECK(empty->shape == std::vector<int64_t>{0, 3});
