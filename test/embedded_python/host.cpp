@@ -53,7 +53,7 @@ bool parse(int argc, char** argv, Options& o) {
     if (arg == "--plugin" ? value(o.plugin)
         : arg == "--order" ? value(o.order)
         : arg == "--python-policy" ? value(o.python_policy)
-        : arg == "--program" ? value(o.value())
+        : arg == "--program" ? value(o.program)
         : arg == "--input" ? value(o.input)
         : arg == "--with-et-ops-module" ? (o.with_et_ops_module = true)
         : arg == "--python-side" ? (o.python_side = true)
@@ -128,7 +128,7 @@ void print_loaded_libraries() {
 
 // Runs the program from C++; returns its output as .npy bytes (empty on failure).
 std::vector<uint8_t> run_in_cpp(const Options& o) {
-  auto loaded = et_ops::Program::load(o.value());
+  auto loaded = et_ops::Program::load(o.program);
   if (!loaded) return std::printf("program: load failed: %s\n", loaded.status().message().c_str()), std::vector<uint8_t>();
   auto input = et_ops::read_npy(o.input);
   if (!input) return std::printf("program: bad input: %s\n", input.status().message().c_str()), std::vector<uint8_t>();
@@ -145,10 +145,10 @@ std::vector<uint8_t> run_in_cpp(const Options& o) {
 // Runs the program through the et_ops Python module in this process and
 // prints whether its output is byte-identical to the C++ run.
 bool compare_with_python(const Options& o, const std::vector<uint8_t>& cpp_output) {
-  const std::string python_npy = o.value() + ".python.npy";
+  const std::string python_npy = o.program + ".python.npy";
   std::fflush(stdout);
   if (!python("import et_ops, numpy\n"
-              "out = et_ops.load(r'''" + o.value() + "''').run([numpy.load(r'''" + o.input + "''')])[0]\n"
+              "out = et_ops.load(r'''" + o.program + "''').run([numpy.load(r'''" + o.input + "''')])[0]\n"
               "numpy.save(r'''" + python_npy + "''', out)\n"))
     return false;
   auto from_python = et_ops::read_npy(python_npy);
@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
   }
   print_registry();
   if (ok && o.python_side) ok = print_python_registry();
-  if (ok && !o.value().empty()) {
+  if (ok && !o.program.empty()) {
     std::vector<uint8_t> output = run_in_cpp(o);
     ok = !output.empty() && (!o.python_side || compare_with_python(o, output));
   }
