@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   }
   for (auto result : {et_ops::kernels::portable::register_kernels(), et_ops::kernels::quantized::register_kernels(),
                       et_ops::kernels::xnnpack::register_kernels()})
-    if (!result) return std::cerr << result.message(), 1;
+    if (!result) return std::cerr << result.status().message() << "\n", 1;
 
   et_ops::LoadResult loaded = et_ops::Program::load(argv[1]);
   if (!loaded) return std::cerr << loaded.status().message() << "\n", 1;
