@@ -8,64 +8,95 @@
 #include <string_view>
 
 #include "et_ops/abi.h"
+#include "et_ops/half.h"
 
 namespace et_ops {
 
+// The element types (et_ops/dtypes.def, the one table of them).
 enum class DType : int32_t {
-  Float32 = ET_OPS_DTYPE_FLOAT32,
-  Float64 = ET_OPS_DTYPE_FLOAT64,
-  Float16 = ET_OPS_DTYPE_FLOAT16,
-  BFloat16 = ET_OPS_DTYPE_BFLOAT16,
-  Int8 = ET_OPS_DTYPE_INT8,
-  UInt8 = ET_OPS_DTYPE_UINT8,
-  Int16 = ET_OPS_DTYPE_INT16,
-  UInt16 = ET_OPS_DTYPE_UINT16,
-  Int32 = ET_OPS_DTYPE_INT32,
-  Int64 = ET_OPS_DTYPE_INT64,
-  Bool = ET_OPS_DTYPE_BOOL,
+#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) enumerator = abi_value,
+#include "et_ops/dtypes.def"
+#undef ET_OPS_DTYPE
 };
 
 inline constexpr int kDTypeCount = ET_OPS_DTYPE_COUNT;
+static_assert(static_cast<int>(DType::Bool) + 1 == kDTypeCount, "et_ops/dtypes.def must list every ABI dtype");
 
 inline constexpr bool is_valid_dtype(int32_t raw) { return raw >= 0 && raw < kDTypeCount; }
 
 // The .etp spelling: "float32", "int8", ...
 inline constexpr std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Float16: return "float16";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Int8: return "int8";
-    case DType::UInt8: return "uint8";
-    case DType::Int16: return "int16";
-    case DType::UInt16: return "uint16";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::Bool: return "bool";
+#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
+  case DType::enumerator: return name;
+#include "et_ops/dtypes.def"
+#undef ET_OPS_DTYPE
   }
   return "invalid";
 }
 
 inline constexpr std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::Float64:
-    case DType::Int64: return 8;
-    case DType::Float32:
-    case DType::Int32: return 4;
-    case DType::Float16:
-    case DType::BFloat16:
-    case DType::Int16:
-    case DType::UInt16: return 2;
-    case DType::Int8:
-    case DType::UInt8:
-    case DType::Bool: return 1;
+#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
+  case DType::enumerator: return size;
+#include "et_ops/dtypes.def"
+#undef ET_OPS_DTYPE
   }
   return 0;
 }
 
 inline constexpr bool is_floating(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
+  switch (t) {
+#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
+  case DType::enumerator: return floating;
+#include "et_ops/dtypes.def"
+#undef ET_OPS_DTYPE
+  }
+  return false;
+}
+
+// The .npy descriptor of the elements ("<f4"); bfloat16's is that of its
+// raw bits, "<u2".
+inline constexpr std::string_view dtype_npy_descr(DType t) {
+  switch (t) {
+#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
+  case DType::enumerator: return npy;
+#include "et_ops/dtypes.def"
+#undef ET_OPS_DTYPE
+  }
+  return "";
+}
+
+// Whether NumPy has the type (not bfloat16).
+inline constexpr bool has_numpy_type(DType t) {
+  switch (t) {
+#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
+  case DType::enumerator: return numpy;
+#include "et_ops/dtypes.def"
+#undef ET_OPS_DTYPE
+  }
+  return false;
+}
+
+namespace detail {
+template <typename T>
+struct DTypeOf {
+  static_assert(sizeof(T) == 0, "not a tensor element type (et_ops/dtypes.def)");
+};
+#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
+  template <>                                                                        \
+  struct DTypeOf<type> {                                                             \
+    static constexpr DType value = DType::enumerator;                                \
+  };                                                                                 \
+  static_assert(sizeof(type) == (size), "et_ops/dtypes.def: the size of " name);
+#include "et_ops/dtypes.def"
+#undef ET_OPS_DTYPE
+}  // namespace detail
+
+// The dtype whose elements are stored as T (float: Float32, Half: Float16, ...).
+template <typename T>
+constexpr DType dtype_of() {
+  return detail::DTypeOf<T>::value;
 }
 
 inline std::optional<DType> parse_dtype(std::string_view name) {

@@ -7,12 +7,17 @@
 //
 // Call register_kernels() once (more calls are no-ops) to make them
 // available to programs, or call a kernel directly through the typed entry
-// points below: the context first, then the schema's arguments in order, out
-// arguments last. Every entry point reports errors through its KernelContext
+// points of et_ops/kernels/portable_operators.h (generated from the
+// library's operator table): the context first, then the schema's arguments
+// in order, out arguments last. Every entry point reports errors through its KernelContext
 // and returns ctx.ok(); none of them aborts or resizes its outputs: an out
 // tensor must already have exactly the result's shape and dtype.
-// The kernels-portable page of the documentation lists dtypes, semantics and
-// tolerances.
+// Dtypes: arithmetic, relu, hardtanh and clamp take float32, float64, int8,
+// uint8, int16, int32 and int64 (div and the other activations float32 and
+// float64), never promoted; tensor operands broadcast as in PyTorch; matrix
+// products and convolution compute float32 in float64, rounded once; copies
+// take every dtype. The kernels-portable page of the documentation lists
+// dtypes, semantics and tolerances.
 #ifndef ET_OPS_KERNELS_PORTABLE_H
 #define ET_OPS_KERNELS_PORTABLE_H
 
@@ -24,6 +29,7 @@
 #include "et_ops/export.h"
 #include "et_ops/int_list.h"
 #include "et_ops/kernel_context.h"
+#include "et_ops/kernels/portable_operators.h"
 #include "et_ops/registry.h"
 #include "et_ops/scalar.h"
 #include "et_ops/tensor.h"
@@ -43,108 +49,6 @@ ET_OPS_KERNELS_API const et_ops_manifest& manifest();
 // The argument types of the aten kernels (et_ops/scalar.h, et_ops/int_list.h).
 using Scalar = ::et_ops::Scalar;
 using IntList = ::et_ops::IntList;
-
-// ---- elementwise arithmetic (float32, float64, int8, uint8, int16, int32, int64; div: float32, float64) ----
-// Tensor operands broadcast as in PyTorch; a Scalar `other` converts to
-// self's dtype as aten converts a wrapped number. Dtypes are never promoted.
-
-// out = self + alpha * other.
-ET_OPS_KERNELS_API bool add_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out);
-ET_OPS_KERNELS_API bool add_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, Scalar alpha,
-                                       TensorRef out);
-// out = self - alpha * other.
-ET_OPS_KERNELS_API bool sub_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out);
-ET_OPS_KERNELS_API bool sub_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, Scalar alpha,
-                                       TensorRef out);
-// out = self * other.
-ET_OPS_KERNELS_API bool mul_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out);
-ET_OPS_KERNELS_API bool mul_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out);
-// out = self / other (true division).
-ET_OPS_KERNELS_API bool div_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out);
-ET_OPS_KERNELS_API bool div_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out);
-
-// ---- activations (relu, hardtanh, clamp: as arithmetic; the others: float32, float64) ----
-
-// out = max(self, 0); NaN and -0.0 pass through as in PyTorch.
-ET_OPS_KERNELS_API bool relu_out(KernelContext& ctx, TensorRef self, TensorRef out);
-// out = clamp(self, min_val, max_val); ReLU6 is hardtanh(0, 6).
-ET_OPS_KERNELS_API bool hardtanh_out(KernelContext& ctx, TensorRef self, Scalar min_val, Scalar max_val,
-                                     TensorRef out);
-// out = min(max(self, min), max) with either bound optional (not both none).
-ET_OPS_KERNELS_API bool clamp_out(KernelContext& ctx, TensorRef self, std::optional<Scalar> min,
-                                  std::optional<Scalar> max, TensorRef out);
-// out = self > 0 ? self : self * negative_slope.
-ET_OPS_KERNELS_API bool leaky_relu_out(KernelContext& ctx, TensorRef self, Scalar negative_slope, TensorRef out);
-// out = self * min(max(self + 3, 0), 6) / 6.
-ET_OPS_KERNELS_API bool hardswish_out(KernelContext& ctx, TensorRef self, TensorRef out);
-// out = min(max(self + 3, 0), 6) / 6.
-ET_OPS_KERNELS_API bool hardsigmoid_out(KernelContext& ctx, TensorRef self, TensorRef out);
-// out = 1 / (1 + exp(-self)).
-ET_OPS_KERNELS_API bool sigmoid_out(KernelContext& ctx, TensorRef self, TensorRef out);
-// out = tanh(self).
-ET_OPS_KERNELS_API bool tanh_out(KernelContext& ctx, TensorRef self, TensorRef out);
-
-// ---- matrix products (float32, accumulated in float64, rounded once) ----
-
-// out[n, m] = self[n, k] @ mat2[k, m].
-ET_OPS_KERNELS_API bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out);
-// out = beta * self + alpha * (mat1 @ mat2); self broadcasts to [n, m]; beta == 0 ignores self.
-ET_OPS_KERNELS_API bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat2, Scalar beta,
-                                  Scalar alpha, TensorRef out);
-// out[..., j] = input[..., :] . weight[j, :] + bias[j]: input [*, in_features], weight [out_features,
-// in_features], optional bias [out_features] (or one value), out [*, out_features].
-ET_OPS_KERNELS_API bool linear_out(KernelContext& ctx, TensorRef input, TensorRef weight,
-                                   std::optional<TensorRef> bias, TensorRef out);
-
-// ---- copies (every dtype) ----
-
-// out = self.reshape(size): elements in logical row-major order; one size may be -1.
-ET_OPS_KERNELS_API bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef out);
-// out = self.permute(dims), materialised in out's layout.
-ET_OPS_KERNELS_API bool permute_copy_out(KernelContext& ctx, TensorRef self, IntList dims, TensorRef out);
-// out = self[..., start:end:step, ...] along dim; start and end as Python slices (none: the ends).
-ET_OPS_KERNELS_API bool slice_copy_out(KernelContext& ctx, TensorRef self, int64_t dim, std::optional<int64_t> start,
-                                       std::optional<int64_t> end, int64_t step, TensorRef out);
-// out = self padded (or, for negative entries, cropped) by pad = [last_begin, last_end, previous_begin, ...],
-// new elements equal to value.
-ET_OPS_KERNELS_API bool constant_pad_nd_out(KernelContext& ctx, TensorRef self, IntList pad, Scalar value,
-                                            TensorRef out);
-// out = the tensors joined along dim (sizes equal elsewhere); 1-D tensors of size 0 are skipped, as in aten.
-ET_OPS_KERNELS_API bool cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out);
-// Nearest-neighbour upsampling of self [N, C, H, W] to output_size [H_out, W_out]; a positive scale
-// replaces H / H_out (or W / W_out) in the source index.
-ET_OPS_KERNELS_API bool upsample_nearest2d_out(KernelContext& ctx, TensorRef self, IntList output_size,
-                                               std::optional<double> scales_h, std::optional<double> scales_w,
-                                               TensorRef out);
-
-// ---- convolution, pooling, reduction, softmax ----
-
-// 2-D convolution of input [N, C_in, H, W] with weight [C_out, C_in / groups, kH, kW], optional bias [C_out].
-// stride, padding and dilation hold 1 or 2 values; transposed convolution is not supported.
-ET_OPS_KERNELS_API bool convolution_out(KernelContext& ctx, TensorRef input, TensorRef weight,
-                                        std::optional<TensorRef> bias, IntList stride, IntList padding,
-                                        IntList dilation, bool transposed, IntList output_padding, int64_t groups,
-                                        TensorRef out);
-// Max pooling of self [C, H, W] or [N, C, H, W]; indices (int64) are flat positions within each H * W plane.
-// An empty stride means stride = kernel_size.
-ET_OPS_KERNELS_API bool max_pool2d_with_indices_out(KernelContext& ctx, TensorRef self, IntList kernel_size,
-                                                    IntList stride, IntList padding, IntList dilation,
-                                                    bool ceil_mode, TensorRef out, TensorRef indices);
-// Average pooling of self [C, H, W] or [N, C, H, W] (float32, float64, int64). An empty stride means
-// stride = kernel_size; divisor_override, when given, replaces the window size as divisor.
-ET_OPS_KERNELS_API bool avg_pool2d_out(KernelContext& ctx, TensorRef self, IntList kernel_size, IntList stride,
-                                       IntList padding, bool ceil_mode, bool count_include_pad,
-                                       std::optional<int64_t> divisor_override, TensorRef out);
-// Adaptive average pooling of self [C, H, W] or [N, C, H, W] (float32, float64) to output_size:
-// output row i averages input rows floor(i * H / H_out) to ceil((i + 1) * H / H_out) - 1, columns alike.
-ET_OPS_KERNELS_API bool adaptive_avg_pool2d_out(KernelContext& ctx, TensorRef self, IntList output_size,
-                                                TensorRef out);
-// Mean of self over dim (none or empty: every dimension), computed in dtype (or out's dtype when none).
-ET_OPS_KERNELS_API bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim,
-                                 std::optional<DType> dtype, TensorRef out);
-// Softmax of self along dim; half_to_float must be false.
-ET_OPS_KERNELS_API bool softmax_out(KernelContext& ctx, TensorRef self, int64_t dim, bool half_to_float,
-                                    TensorRef out);
 
 }  // namespace et_ops::kernels::portable
 

@@ -9,21 +9,22 @@ refuses them when the overwritten input is read again later).
 
 import numbers
 
+from .._operators import portable
 from .values import is_tensor
 
-ADD, ADD_SCALAR = "aten::add.out", "aten::add.Scalar_out"
-SUB, SUB_SCALAR = "aten::sub.out", "aten::sub.Scalar_out"
-MUL, MUL_SCALAR = "aten::mul.out", "aten::mul.Scalar_out"
-DIV, DIV_SCALAR = "aten::div.out", "aten::div.Scalar_out"
-RELU = "aten::relu.out"
-HARDTANH = "aten::hardtanh.out"
-CLAMP = "aten::clamp.out"
-SIGMOID = "aten::sigmoid.out"
-TANH = "aten::tanh.out"
-HARDSWISH = "aten::hardswish.out"
-HARDSIGMOID = "aten::hardsigmoid.out"
-LEAKY_RELU = "aten::leaky_relu.out"
-SOFTMAX = "aten::_softmax.out"
+ADD, ADD_SCALAR = portable.add_out, portable.add_scalar_out
+SUB, SUB_SCALAR = portable.sub_out, portable.sub_scalar_out
+MUL, MUL_SCALAR = portable.mul_out, portable.mul_scalar_out
+DIV, DIV_SCALAR = portable.div_out, portable.div_scalar_out
+RELU = portable.relu_out
+HARDTANH = portable.hardtanh_out
+CLAMP = portable.clamp_out
+SIGMOID = portable.sigmoid_out
+TANH = portable.tanh_out
+HARDSWISH = portable.hardswish_out
+HARDSIGMOID = portable.hardsigmoid_out
+LEAKY_RELU = portable.leaky_relu_out
+SOFTMAX = portable.softmax_out
 
 
 def _binary(g, node, tensor_op, scalar_op, a, b, alpha=None, commutative=False):

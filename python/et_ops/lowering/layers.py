@@ -9,14 +9,15 @@ at run time exactly as the reference model does (quantization.dequantized).
 
 import torch
 
+from .._operators import portable
 from .elementwise import RELU
 from .quantization import dequantized
 from .values import Constant, shape_of
 
-CONVOLUTION = "aten::convolution.out"
-LINEAR = "aten::linear.out"
-MUL = "aten::mul.out"
-ADD = "aten::add.out"
+CONVOLUTION = portable.convolution_out
+LINEAR = portable.linear_out
+MUL = portable.mul_out
+ADD = portable.add_out
 
 
 def _pair(value):

@@ -1,11 +1,12 @@
 """Pooling and reductions over spatial dimensions."""
 
+from .._operators import portable
 from .values import shape_of
 
-MAX_POOL2D = "aten::max_pool2d_with_indices.out"
-AVG_POOL2D = "aten::avg_pool2d.out"
-ADAPTIVE_AVG_POOL2D = "aten::adaptive_avg_pool2d.out"
-MEAN = "aten::mean.out"
+MAX_POOL2D = portable.max_pool2d_with_indices_out
+AVG_POOL2D = portable.avg_pool2d_out
+ADAPTIVE_AVG_POOL2D = portable.adaptive_avg_pool2d_out
+MEAN = portable.mean_out
 
 
 def _pair(value):

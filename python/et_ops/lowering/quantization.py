@@ -12,14 +12,14 @@ clamps to). Weights are int8 constants dequantized by the same operators
 import numpy as np
 import torch
 
+from .._operators import quantized
 from .values import (Constant, PerChannelQParams, PerTensorQParams, TensorValue, etp_dtype, qparams_of,
                      quant_range)
 
-Q = "quantized_decomposed::"
-QUANTIZE_PER_TENSOR = Q + "quantize_per_tensor.out"
-QUANTIZE_PER_CHANNEL = Q + "quantize_per_channel.out"
-DEQUANTIZE_PER_TENSOR = Q + "dequantize_per_tensor.out"
-DEQUANTIZE_PER_CHANNEL = Q + "dequantize_per_channel.out"
+QUANTIZE_PER_TENSOR = quantized.quantize_per_tensor_out
+QUANTIZE_PER_CHANNEL = quantized.quantize_per_channel_out
+DEQUANTIZE_PER_TENSOR = quantized.dequantize_per_tensor_out
+DEQUANTIZE_PER_CHANNEL = quantized.dequantize_per_channel_out
 
 
 def _number(value):

@@ -8,13 +8,14 @@ inputs. Operations that return their input unchanged in eval mode
 
 import numbers
 
+from .._operators import portable
 from .values import dtype_of, shape_of
 
-VIEW_COPY = "aten::view_copy.out"
-PERMUTE_COPY = "aten::permute_copy.out"
-CAT = "aten::cat.out"
-SLICE_COPY = "aten::slice_copy.Tensor_out"
-CONSTANT_PAD_ND = "aten::constant_pad_nd.out"
+VIEW_COPY = portable.view_copy_out
+PERMUTE_COPY = portable.permute_copy_out
+CAT = portable.cat_out
+SLICE_COPY = portable.slice_copy_out
+CONSTANT_PAD_ND = portable.constant_pad_nd_out
 
 
 def view_as_example(g, node, input, *_, **__):

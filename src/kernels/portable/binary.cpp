@@ -213,37 +213,37 @@ bool combine_with_scalar(KernelContext& ctx, const char* op, TensorRef self, Sca
 }  // namespace
 
 bool add_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out) {
-  return add_tensors(ctx, "aten::add.out", self, other, "alpha", alpha, out);
+  return add_tensors(ctx, op_name::add_out, self, other, "alpha", alpha, out);
 }
 
 bool add_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, Scalar alpha, TensorRef out) {
-  return add_scalar(ctx, "aten::add.Scalar_out", self, other, "alpha", alpha, out);
+  return add_scalar(ctx, op_name::add_scalar_out, self, other, "alpha", alpha, out);
 }
 
 bool sub_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out) {
-  return add_tensors(ctx, "aten::sub.out", self, other, "-alpha", negated(alpha), out);
+  return add_tensors(ctx, op_name::sub_out, self, other, "-alpha", negated(alpha), out);
 }
 
 bool sub_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, Scalar alpha, TensorRef out) {
-  return add_scalar(ctx, "aten::sub.Scalar_out", self, other, "-alpha", negated(alpha), out);
+  return add_scalar(ctx, op_name::sub_scalar_out, self, other, "-alpha", negated(alpha), out);
 }
 
 bool mul_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return combine_tensors<false>(ctx, "aten::mul.out", self, other, out, Multiply{});
+  return combine_tensors<false>(ctx, op_name::mul_out, self, other, out, Multiply{});
 }
 
 bool mul_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return combine_with_scalar<false>(ctx, "aten::mul.Scalar_out", self, other, out, Multiply{});
+  return combine_with_scalar<false>(ctx, op_name::mul_scalar_out, self, other, out, Multiply{});
 }
 
 // True division: PyTorch promotes integers to floating point, which an out
 // of self's dtype cannot hold, so only floating dtypes are accepted.
 bool div_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return combine_tensors<true>(ctx, "aten::div.out", self, other, out, Divide{});
+  return combine_tensors<true>(ctx, op_name::div_out, self, other, out, Divide{});
 }
 
 bool div_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return combine_with_scalar<true>(ctx, "aten::div.Scalar_out", self, other, out, Divide{});
+  return combine_with_scalar<true>(ctx, op_name::div_scalar_out, self, other, out, Divide{});
 }
 
 }  // namespace et_ops::kernels::portable

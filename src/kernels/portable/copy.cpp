@@ -16,10 +16,6 @@ namespace {
 
 using detail::Shape;
 
-constexpr const char* kViewCopyOp = "aten::view_copy.out";
-constexpr const char* kPermuteCopyOp = "aten::permute_copy.out";
-constexpr const char* kSliceCopyOp = "aten::slice_copy.Tensor_out";
-
 bool check_list(KernelContext& ctx, const char* op, const char* name, IntList list) {
   if (!detail::check_int_list(ctx, op, name, list)) return false;
   if (list.size() > ET_OPS_MAX_DIMS)
@@ -31,7 +27,7 @@ bool check_list(KernelContext& ctx, const char* op, const char* name, IntList li
 // The shape `size` asks for, with its one -1 (if any) inferred from numel,
 // as aten's infer_size.
 bool resolve_view_shape(KernelContext& ctx, IntList size, int64_t numel, Shape& shape) {
-  const char* op = kViewCopyOp;
+  const char* op = op_name::view_copy_out;
   if (!check_list(ctx, op, "size", size)) return false;
   int64_t inferred = -1;
   int64_t known = 1;
@@ -81,7 +77,7 @@ void copy_logical(TensorRef self, TensorRef out) {
 
 // The permutation `dims` describes, each entry wrapped into [0, rank).
 bool resolve_permutation(KernelContext& ctx, TensorRef self, IntList dims, int64_t* permutation) {
-  const char* op = kPermuteCopyOp;
+  const char* op = op_name::permute_copy_out;
   if (!check_list(ctx, op, "dims", dims)) return false;
   if (dims.size() != self.dim())
     return detail::fail(ctx, op, "dims {} has {} entries, but self is {}-D", detail::list_string(dims), dims.size(),
@@ -122,7 +118,7 @@ SliceRange resolve_slice(int64_t size, std::optional<int64_t> start, std::option
 }  // namespace
 
 bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef out) {
-  const char* op = kViewCopyOp;
+  const char* op = op_name::view_copy_out;
   Shape shape;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_same_dtype(ctx, op, "out", out, "self", self) &&
@@ -142,7 +138,7 @@ bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef o
 }
 
 bool permute_copy_out(KernelContext& ctx, TensorRef self, IntList dims, TensorRef out) {
-  const char* op = kPermuteCopyOp;
+  const char* op = op_name::permute_copy_out;
   int64_t permutation[ET_OPS_MAX_DIMS] = {};
   const bool structure_ok = detail::check_tensor(ctx, op, "self", self) &&
                             detail::check_tensor(ctx, op, "out", out) &&
@@ -168,7 +164,7 @@ bool permute_copy_out(KernelContext& ctx, TensorRef self, IntList dims, TensorRe
 
 bool slice_copy_out(KernelContext& ctx, TensorRef self, int64_t dim, std::optional<int64_t> start,
                     std::optional<int64_t> end, int64_t step, TensorRef out) {
-  const char* op = kSliceCopyOp;
+  const char* op = op_name::slice_copy_out;
   int64_t wrapped = 0;
   const bool args_ok = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                        detail::check_same_dtype(ctx, op, "out", out, "self", self);

@@ -22,10 +22,6 @@ namespace {
 using detail::Alias;
 using detail::Shape;
 
-constexpr const char* kMmOp = "aten::mm.out";
-constexpr const char* kAddmmOp = "aten::addmm.out";
-constexpr const char* kLinearOp = "aten::linear.out";
-
 // out = alpha * (a @ b) + bias for 2-D float32 tensors whose shapes agree
 // (checked).
 void multiply(TensorRef a, TensorRef b, TensorRef out, detail::GemmBias bias = {}, float alpha = 1.0f) {
@@ -79,7 +75,7 @@ detail::GemmBias addmm_bias(TensorRef self, TensorRef out, float beta) {
 
 bool check_linear(KernelContext& ctx, TensorRef input, TensorRef weight, std::optional<TensorRef> bias,
                   TensorRef out) {
-  const char* op = kLinearOp;
+  const char* op = op_name::linear_out;
   if (!detail::check_layer_tensors(ctx, op, input, weight, bias, out) ||
       !detail::check_rank(ctx, op, "weight", weight, 2))
     return false;
@@ -141,14 +137,14 @@ void multiply_linear(TensorRef input, TensorRef weight, std::optional<TensorRef>
 
 bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
   Shape shape;
-  if (!check_product(ctx, kMmOp, "self", self, "mat2", mat2, out, shape)) return false;
+  if (!check_product(ctx, op_name::mm_out, "self", self, "mat2", mat2, out, shape)) return false;
   multiply(self, mat2, out);
   return ctx.ok();
 }
 
 bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat2, Scalar beta, Scalar alpha,
                TensorRef out) {
-  const char* op = kAddmmOp;
+  const char* op = op_name::addmm_out;
   Shape shape;
   float beta_value = 0.0f;
   float alpha_value = 0.0f;

@@ -23,15 +23,13 @@ namespace {
 
 using detail::Shape;
 
-constexpr const char* kMeanOp = "aten::mean.out";
-
 // Which dimensions of self are reduced: none or an empty list means all.
 struct Reduction {
   bool reduced[ET_OPS_MAX_DIMS] = {};
 };
 
 bool resolve_dims(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, Reduction& r) {
-  const char* op = kMeanOp;
+  const char* op = op_name::mean_out;
   if (!dim || dim->empty()) {
     for (int64_t d = 0; d < self.dim(); ++d) r.reduced[d] = true;
     return true;
@@ -62,7 +60,7 @@ Shape reduced_shape(TensorRef self, const Reduction& r, bool keepdim) {
 // either way float32 or float64. Without `dtype`, self must be floating
 // too (aten cannot infer a floating result from integers).
 bool resolve_dtype(KernelContext& ctx, TensorRef self, std::optional<DType> dtype, TensorRef out) {
-  const char* op = kMeanOp;
+  const char* op = op_name::mean_out;
   if (dtype) {
     if (*dtype != DType::Float32 && *dtype != DType::Float64)
       return detail::fail(ctx, op, "dtype = {} is not supported; expected float32 or float64 (or none)",
@@ -155,7 +153,7 @@ void run_mean(TensorRef self, const Reduction& r, bool keepdim, TensorRef out) {
 
 bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim,
               std::optional<DType> dtype, TensorRef out) {
-  const char* op = kMeanOp;
+  const char* op = op_name::mean_out;
   Reduction r;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_arithmetic_dtype(ctx, op, "self", self) &&

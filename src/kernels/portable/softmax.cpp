@@ -14,8 +14,6 @@
 namespace et_ops::kernels::portable {
 namespace {
 
-constexpr const char* kSoftmaxOp = "aten::_softmax.out";
-
 // Softmax of `length` elements `in_step` apart into elements `out_step`
 // apart. A NaN anywhere makes the whole lane NaN, as in PyTorch; so does
 // an infinite maximum (inf - inf).
@@ -74,7 +72,7 @@ void run_softmax(TensorRef self, int64_t dim, TensorRef out) {
 }  // namespace
 
 bool softmax_out(KernelContext& ctx, TensorRef self, int64_t dim, bool half_to_float, TensorRef out) {
-  const char* op = kSoftmaxOp;
+  const char* op = op_name::softmax_out;
   if (half_to_float)
     return detail::fail(ctx, op, "half_to_float = true is not supported (it needs a float16 self, and only float32 is)");
   int64_t wrapped = 0;
