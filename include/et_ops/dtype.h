@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -20,63 +21,46 @@ enum class DType : int32_t {
 };
 
 inline constexpr int kDTypeCount = ET_OPS_DTYPE_COUNT;
-static_assert(static_cast<int>(DType::Bool) + 1 == kDTypeCount, "et_ops/dtypes.def must list every ABI dtype");
 
 inline constexpr bool is_valid_dtype(int32_t raw) { return raw >= 0 && raw < kDTypeCount; }
 
-// The .etp spelling: "float32", "int8", ...
-inline constexpr std::string_view dtype_name(DType t) {
-  switch (t) {
+// What et_ops/dtypes.def says of a dtype, indexed by its ABI value.
+struct DTypeFacts {
+  int32_t abi_value;
+  std::string_view name;  // the .etp spelling: "float32", "int8", ...
+  std::size_t size;
+  std::string_view npy_descr;  // "<f4"; bfloat16's is that of its raw bits, "<u2"
+  bool floating;
+  bool numpy;  // whether NumPy has the type (not bfloat16)
+};
+inline constexpr DTypeFacts kDTypeFacts[] = {
 #define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
-  case DType::enumerator: return name;
+  {abi_value, name, size, npy, floating, numpy},
 #include "et_ops/dtypes.def"
 #undef ET_OPS_DTYPE
-  }
-  return "invalid";
+};
+static_assert(std::size(kDTypeFacts) == kDTypeCount, "et_ops/dtypes.def must list every ABI dtype");
+
+namespace detail {
+constexpr bool facts_in_abi_order() {
+  for (int i = 0; i < kDTypeCount; ++i)
+    if (kDTypeFacts[i].abi_value != i) return false;
+  return true;
+}
+static_assert(facts_in_abi_order(), "et_ops/dtypes.def must list the dtypes in the order of their ABI values");
+inline constexpr DTypeFacts kInvalidDType{-1, "invalid", 0, "", false, false};
+}  // namespace detail
+
+inline constexpr const DTypeFacts& dtype_facts(DType t) {
+  const auto i = static_cast<int32_t>(t);
+  return is_valid_dtype(i) ? kDTypeFacts[i] : detail::kInvalidDType;
 }
 
-inline constexpr std::size_t dtype_size(DType t) {
-  switch (t) {
-#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
-  case DType::enumerator: return size;
-#include "et_ops/dtypes.def"
-#undef ET_OPS_DTYPE
-  }
-  return 0;
-}
-
-inline constexpr bool is_floating(DType t) {
-  switch (t) {
-#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
-  case DType::enumerator: return floating;
-#include "et_ops/dtypes.def"
-#undef ET_OPS_DTYPE
-  }
-  return false;
-}
-
-// The .npy descriptor of the elements ("<f4"); bfloat16's is that of its
-// raw bits, "<u2".
-inline constexpr std::string_view dtype_npy_descr(DType t) {
-  switch (t) {
-#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
-  case DType::enumerator: return npy;
-#include "et_ops/dtypes.def"
-#undef ET_OPS_DTYPE
-  }
-  return "";
-}
-
-// Whether NumPy has the type (not bfloat16).
-inline constexpr bool has_numpy_type(DType t) {
-  switch (t) {
-#define ET_OPS_DTYPE(enumerator, abi_value, name, type, size, npy, floating, numpy) \
-  case DType::enumerator: return numpy;
-#include "et_ops/dtypes.def"
-#undef ET_OPS_DTYPE
-  }
-  return false;
-}
+inline constexpr std::string_view dtype_name(DType t) { return dtype_facts(t).name; }
+inline constexpr std::size_t dtype_size(DType t) { return dtype_facts(t).size; }
+inline constexpr bool is_floating(DType t) { return dtype_facts(t).floating; }
+inline constexpr std::string_view dtype_npy_descr(DType t) { return dtype_facts(t).npy_descr; }
+inline constexpr bool has_numpy_type(DType t) { return dtype_facts(t).numpy; }
 
 namespace detail {
 template <typename T>
