@@ -9,7 +9,6 @@ builds the kernel libraries and et-ops only, and checks that:
 - the unselected kernels' entry points are neither declared nor exported.
 """
 import os
-import shutil
 import subprocess
 import sys
 import tempfile

@@ -23,7 +23,7 @@ copies between layouts where a tensor crosses from one path to the other.
 
 import numpy as np
 
-from .._operators import OPERATORS, portable, quantized, xnnpack
+from .._operators import OPERATORS as SCHEMAS, portable, quantized, xnnpack
 from ..etp import NUMPY_DTYPES, ProgramBuilder
 
 NAME = "xnnpack"
@@ -93,7 +93,7 @@ class _Program:
 
 def _written_arguments(instruction):
     """Positions of the arguments the instruction's kernel writes (its schema's out arguments)."""
-    return {a.position for a in OPERATORS[instruction["op"]].outputs()}
+    return {a.position for a in SCHEMAS[instruction["op"]].outputs()}
 
 
 class _Match:
@@ -179,7 +179,7 @@ def _match_at(p, n):
         if clamp is None:
             return None
         consumed.append(m)
-        y_float = OPERATORS[p.instructions[m]["op"]].read(p.instructions[m]["args"]).self
+        y_float = SCHEMAS[p.instructions[m]["op"]].read(p.instructions[m]["args"]).self
         m = p.producer.get(y_float)
         if m is None or not p.only_reader(y_float, consumed[-1]):
             return None
@@ -363,7 +363,7 @@ def _fold_clamps(p, matches, by_output):
         m = p.producer.get(y_float)
         if m is None or p.instructions[m]["op"] not in (RELU, HARDTANH) or not p.only_reader(y_float, n):
             continue
-        source = OPERATORS[p.instructions[m]["op"]].read(p.instructions[m]["args"]).self
+        source = SCHEMAS[p.instructions[m]["op"]].read(p.instructions[m]["args"]).self
         x = _activation(p, source, m)
         if x is None or x[2] != out_q or not p.only_reader(source, m):
             continue
@@ -485,7 +485,7 @@ def _build(p, matches):
         op, args = instruction["op"], instruction["args"]
         new_args = [reference(v) for v in args]
         if op in (Q, DQ) and (DQ.read(args).input if op == DQ else Q.read(args).out) in shifted:
-            schema = OPERATORS[op]
+            schema = SCHEMAS[op]
             new_args[schema.position("zero_point")] = b.integer(p.scalar(schema.read(args).zero_point) - 128)
             new_args[schema.position("quant_min")] = b.integer(-128)
             new_args[schema.position("quant_max")] = b.integer(127)
