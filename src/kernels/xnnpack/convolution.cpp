@@ -135,7 +135,7 @@ std::unique_ptr<Conv2dState> conv2d_prepare(KernelContext& ctx, TensorRef input,
   if (!check_dtype(ctx, op_name::conv2d_kernel, "out", out, DType::Int8) || !check_output_sizes(ctx, op_name::conv2d_kernel, out, expected, 4) ||
       !check_channels_last(ctx, op_name::conv2d_kernel, "out", out))
     return nullptr;
-  if (!check_convolution_memory(ctx, kConv2d, g)) return nullptr;
+  if (!check_convolution_memory(ctx, op_name::conv2d_kernel, g)) return nullptr;
   state->weights = xnnpack_weight_layout(weight);
   state->weight_scales = std::move(*scales);
   state->bias = std::move(*quantized);

@@ -48,8 +48,9 @@ std::unique_ptr<LinearState> linear_prepare(KernelContext& ctx, TensorRef input,
   g.in_channels = static_cast<std::size_t>(weight.size(1));
   g.out_channels = static_cast<std::size_t>(weight.size(0));
   g.batch = static_cast<std::size_t>(input.numel() / weight.size(1));  // the rows, as 1x1 images
-  if (!check_convolution_memory(ctx, kLinear, g)) return nullptr;
-  auto scales = detail::checked_weight_scales(ctx, kLinear, weight_scales, weight.size(0), in->scale, o->q.scale);
+  if (!check_convolution_memory(ctx, op_name::linear_kernel, g)) return nullptr;
+  auto scales =
+      detail::checked_weight_scales(ctx, op_name::linear_kernel, weight_scales, weight.size(0), in->scale, o->q.scale);
   if (!scales) return nullptr;
   auto quantized = quantized_bias(ctx, op_name::linear_kernel, bias, weight.size(0), in->scale, *scales);
   if (!quantized) return nullptr;

@@ -141,7 +141,7 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
   if (!check_dtype(ctx, op_name::max_pool2d_kernel, "out", out, DType::Int8) || !check_output_sizes(ctx, op_name::max_pool2d_kernel, out, expected, 4) ||
       !check_channels_last(ctx, op_name::max_pool2d_kernel, "out", out))
     return nullptr;
-  if (!is_subsample(s) && !check_max_pooling_memory(ctx, kMaxPool, s, expected[2], expected[3])) return nullptr;
+  if (!is_subsample(s) && !check_max_pooling_memory(ctx, op_name::max_pool2d_kernel, s, expected[2], expected[3])) return nullptr;
   s.input_numel = self.numel();
   s.output_numel = out.numel();
   return state;
