@@ -75,6 +75,9 @@ ET_OPS_KERNELS_API bool dequantize_per_channel_group_4bit_out(KernelContext& ctx
                                                               int64_t group_size, DType output_dtype, TensorRef out);
 
 // ---- dynamically quantized low-bit linears (et_quantized::) ----
+// Prepared kernels in the registry: the weights are repacked once when a
+// program loads, and runs split output channels over the run state's
+// threads. These typed entry points prepare and run in one call.
 // input float32 [..., K] quantized per token inside the kernel exactly as
 // choose_qparams_per_token_asymmetric + quantize_per_token (int8); weight
 // uint8 [N, K/2] of int4 values in embedding_4bit's layout with float32
@@ -87,6 +90,16 @@ ET_OPS_KERNELS_API bool linear_8da4w_out(KernelContext& ctx, TensorRef input, Te
                                          TensorRef out);
 ET_OPS_KERNELS_API bool linear_8da8w_out(KernelContext& ctx, TensorRef input, TensorRef weight,
                                          TensorRef weight_scales, std::optional<TensorRef> bias, TensorRef out);
+
+// ---- weight-only low-bit linears (et_quantized::) ----
+// The same weights and arguments as linear_8da4w / linear_8da8w, float32
+// activations: out = input times the weights as the reference dequantizes
+// them (fl32(fl32(w) * scale)), added in one fixed order, plus bias.
+ET_OPS_KERNELS_API bool linear_int4_out(KernelContext& ctx, TensorRef input, TensorRef weight,
+                                        TensorRef weight_scales, int64_t group_size, std::optional<TensorRef> bias,
+                                        TensorRef out);
+ET_OPS_KERNELS_API bool linear_int8_out(KernelContext& ctx, TensorRef input, TensorRef weight,
+                                        TensorRef weight_scales, std::optional<TensorRef> bias, TensorRef out);
 
 // ---- choose_qparams (reference §5) ----
 ET_OPS_KERNELS_API bool choose_qparams_tensor_out(KernelContext& ctx, TensorRef input, int64_t quant_min,

@@ -2,16 +2,29 @@
 // kit (one row of operators.def each, checked against its schema at compile
 // time), explicit registration and the loadable-library entry points.
 #include <iterator>
+#include <type_traits>
 
 #include "et_ops/kernel_library.h"
 #include "et_ops/kernels/quantized.h"
 #include "et_ops/version.h"
+#include "lowbit_linear.h"
 
 namespace et_ops::kernels::quantized {
 namespace {
 
+// A row's kernel: a plain kernel function, or a prepared kernel's object.
+template <auto Kernel>
+constexpr KernelDefinition definition(const char* schema) {
+  if constexpr (std::is_function_v<std::remove_pointer_t<decltype(Kernel)>>) {
+    return kernel<Kernel>(schema);
+  } else {
+    using Functions = std::remove_cv_t<std::remove_pointer_t<decltype(Kernel)>>;
+    return prepared_kernel<Functions::prepare, Functions::instantiate, Functions::run>(schema);
+  }
+}
+
 constexpr KernelDefinition kKernels[] = {
-#define ET_OPS_OPERATOR(function, schema) kernel<&function>(schema),
+#define ET_OPS_OPERATOR(function, schema) definition<&function>(schema),
 #include "operators.def"
 #undef ET_OPS_OPERATOR
 };
