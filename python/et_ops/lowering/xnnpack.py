@@ -219,8 +219,9 @@ def _output_args(b, match):
     return [b.double(q[0]), b.integer(q[1] - shift), b.integer(low - shift), b.integer(high - shift)]
 
 
-def _copy_value(p, b, v):
-    """Value v of the old program in the new builder (constants with their data)."""
+def _copy_value(p, b, v, new=None):
+    """Value v of the old program in the new builder (constants with their data); `new` maps the tensors
+    a tensor list names."""
     value = p.values[v]
     if v in p.data:
         array = p.array(v)
@@ -239,6 +240,12 @@ def _copy_value(p, b, v):
         return b.scalar_type(value["value"])
     if value["type"] == "int_list":
         return b.int_list(value["value"])
+    if value["type"] == "string":
+        return b.string(value["value"])
+    if value["type"] == "tensor_list" and new is not None:
+        return b.tensor_list([new(t) for t in value["value"]])
+    if value["type"] == "optional_tensor_list" and new is not None:
+        return b.optional_tensor_list([None if t == -1 else new(t) for t in value["value"]])
     raise ValueError(f"value {v} of type {value['type']} cannot be copied")
 
 

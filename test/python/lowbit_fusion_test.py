@@ -1,0 +1,81 @@
+"""et_ops.lowering.lowbit.fuse_linears on quantize_weights'd programs.
+
+A small Llama-style decoder (test/python/transformer_models.py), exported
+with each weight scheme, then fused: every linear layer becomes one of the
+quantized set's low-bit linears (no aten::linear.out, no weight dequantize,
+no per-token chain left for the 8da* schemes), the rest of the program is
+the same instructions, and the fused program's outputs agree with the
+unfused one's within the documented bounds (docs/kernels-quantized.md,
+"Fusing exported programs") on 1 and 2 threads, the same bytes on both.
+"""
+
+import collections
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import harness
+import et_ops
+import et_ops.export as ex
+from et_ops.lowering import lowbit
+
+import transformer_models
+
+# Of the largest output in magnitude: float summation order for the
+# weight-only schemes; one int8 step of a re-rounded activation for 8da*.
+TOLERANCE = {"int8": 1e-5, "int4": 1e-5, "8da8w": 2e-2, "8da4w": 2e-2}
+FUSED = {"int8": lowbit.LINEAR_INT8, "int4": lowbit.LINEAR_INT4, "8da8w": lowbit.LINEAR_8DA8W,
+         "8da4w": lowbit.LINEAR_8DA4W}
+CHAIN = {lowbit.LINEAR, lowbit.DEQUANTIZE_GROUP_4BIT, lowbit.DEQUANTIZE_PER_CHANNEL, lowbit.CHOOSE_QPARAMS_PER_TOKEN,
+         lowbit.QUANTIZE_PER_TOKEN, lowbit.DEQUANTIZE_PER_TOKEN}
+
+
+class FuseLinearsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="et_ops_lowbit_fusion_test_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def run_builder(self, builder, name, inputs, threads=1):
+        path = os.path.join(self.dir, name + ".etp")
+        builder.write(path)
+        return et_ops.load(path).run(inputs, threads=threads)
+
+    def test_each_scheme(self):
+        model, example = transformer_models.llama()
+        linears = sum(1 for m in model.modules() if type(m).__name__ == "Linear")
+        inputs = [e.numpy() for e in example]
+        for scheme in ex.SCHEMES:
+            with self.subTest(scheme=scheme):
+                exported = ex.export(ex.quantize_weights(model, scheme, group_size=32), example)
+                builder = exported._lowered.builder
+                fused = lowbit.fuse_linears(builder)
+                before = collections.Counter(i["op"] for i in builder.instructions)
+                after = collections.Counter(i["op"] for i in fused.instructions)
+                self.assertEqual(after[FUSED[scheme]], linears)
+                self.assertFalse(CHAIN & set(after), after)
+                self.assertEqual({op: n for op, n in before.items() if op not in CHAIN},
+                                 {op: n for op, n in after.items() if op != FUSED[scheme]})
+                reference = self.run_builder(builder, scheme + "_unfused", inputs)[0]
+                one = self.run_builder(fused, scheme + "_fused", inputs)[0]
+                two = self.run_builder(fused, scheme + "_fused", inputs, threads=2)[0]
+                self.assertEqual(one.tobytes(), two.tobytes())
+                error = float(np.max(np.abs(one - reference)))
+                scale = float(np.max(np.abs(reference)))
+                self.assertLessEqual(error, TOLERANCE[scheme] * scale, f"{scheme}: {error} of {scale}")
+
+    def test_other_programs_unchanged(self):
+        model, example = transformer_models.llama()
+        builder = ex.export(model, example)._lowered.builder
+        self.assertEqual(lowbit.fuse_linears(builder).to_bytes(), builder.to_bytes())
+
+
+if __name__ == "__main__":
+    harness.main(os.path.splitext(os.path.basename(sys.argv[0]))[0])
