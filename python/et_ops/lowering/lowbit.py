@@ -35,6 +35,7 @@ DEQUANTIZE_PER_TOKEN = Q + "dequantize_per_token.out"
 DEQUANTIZE_GROUP_4BIT = Q + "dequantize_per_channel_group_4bit.out"
 DEQUANTIZE_PER_CHANNEL = Q + "dequantize_per_channel.out"
 LINEAR = "aten::linear.out"
+VIEW_COPY = "aten::view_copy.out"
 
 LINEAR_8DA4W = "et_quantized::linear_8da4w.out"
 LINEAR_8DA8W = "et_quantized::linear_8da8w.out"
@@ -46,9 +47,10 @@ OPERATORS = (LINEAR_8DA4W, LINEAR_8DA8W, LINEAR_INT4, LINEAR_INT8)
 class _Fused:
     """One fused linear replacing the instruction `linear` (and the chain instructions in `chain`)."""
 
-    def __init__(self, op, input, weight, scales, group_size, bias, out, chain):  # noqa: A002
+    def __init__(self, op, input, weight, scales, group_size, bias, out, chain, view=None):  # noqa: A002
         self.op, self.input, self.weight, self.scales = op, input, weight, scales
         self.group_size, self.bias, self.out, self.chain = group_size, bias, out, chain
+        self.view = view  # (sizes value, viewed value): the exporter's flattening of the linear's input
 
 
 def _float32(p, v):
@@ -112,6 +114,15 @@ def _match(p, n):
         return None
     four_bit, integers, scales, group_size, dequantize = found
     source = _per_token_source(p, x)
+    view = p.produced_by(x, VIEW_COPY)
+    if source is None and view is not None:
+        # The exporter flattens leading dims before a linear: fuse on the flattened float source.
+        viewed, sizes, _ = p.instructions[view]["args"]
+        source = _per_token_source(p, viewed)
+        if source is not None:
+            op = LINEAR_8DA4W if four_bit else LINEAR_8DA8W
+            return _Fused(op, source[0], integers, scales, group_size, bias, out, [dequantize, view] + source[1],
+                          (sizes, x))
     if source is None:
         op = LINEAR_INT4 if four_bit else LINEAR_INT8
         return _Fused(op, x, integers, scales, group_size, bias, out, [dequantize])
@@ -173,7 +184,13 @@ def fuse_linears(builder):
     for n, instruction in enumerate(p.instructions):
         if n in at:
             m = at[n]
-            args = [new(m.input), new(m.weight), new(m.scales)]
+            source = new(m.input)
+            if m.view is not None:
+                sizes, viewed = m.view
+                flattened = b.tensor("float32", p.values[viewed]["sizes"])
+                b.instruction(VIEW_COPY, [source, new(sizes), flattened])
+                source = flattened
+            args = [source, new(m.weight), new(m.scales)]
             if m.group_size is not None:
                 args.append(b.integer(m.group_size))
             b.instruction(m.op, args + [new(m.bias), new(m.out)])
