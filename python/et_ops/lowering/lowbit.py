@@ -26,14 +26,11 @@ bound).
 """
 
 from ..etp import ProgramBuilder
+from .quantization import CHOOSE_QPARAMS_PER_TOKEN_ASYMMETRIC as CHOOSE_QPARAMS_PER_TOKEN
+from .quantization import DEQUANTIZE_PER_CHANNEL, DEQUANTIZE_PER_TOKEN, QUANTIZE_PER_TOKEN
+from .quantization import DEQUANTIZE_PER_CHANNEL_GROUP_4BIT as DEQUANTIZE_GROUP_4BIT
 from .xnnpack import _copy_value, _Program
 
-Q = "quantized_decomposed::"
-CHOOSE_QPARAMS_PER_TOKEN = Q + "choose_qparams_per_token_asymmetric.out"
-QUANTIZE_PER_TOKEN = Q + "quantize_per_token.out"
-DEQUANTIZE_PER_TOKEN = Q + "dequantize_per_token.out"
-DEQUANTIZE_GROUP_4BIT = Q + "dequantize_per_channel_group_4bit.out"
-DEQUANTIZE_PER_CHANNEL = Q + "dequantize_per_channel.out"
 LINEAR = "aten::linear.out"
 VIEW_COPY = "aten::view_copy.out"
 
