@@ -80,7 +80,8 @@ int fuzz_state_writes(const uint8_t* data, std::size_t size) {
   std::vector<int64_t> source_sizes = in.chance(200) ? cache_sizes : random_sizes(in, 1 + in.below(3));
   if (dim >= 0 && dim < 3 && source_sizes.size() == 3) source_sizes[static_cast<std::size_t>(dim)] = count;
   Guarded index(DType::Int64, {count}, in);
-  std::memcpy(index.tensor.raw()->data, index_values.data(), index_values.size() * sizeof(int64_t));
+  if (!index_values.empty())  // an empty vector's data() may be null, which memcpy must not get
+    std::memcpy(index.tensor.raw()->data, index_values.data(), index_values.size() * sizeof(int64_t));
   Guarded source(DType::Float32, source_sizes, in);
   et_ops_tensor* self = state.tensor.raw();
   switch (in.below(4)) {
