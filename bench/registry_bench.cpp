@@ -119,7 +119,7 @@ void BM_register_warm_et_ops(benchmark::State& state) {
   et_ops::set_duplicate_policy(et_ops::DuplicatePolicy::Fatal);
   for (auto _ : state) {
     auto result = et_ops::register_manifest(w.manifest);
-    if (!result.ok()) state.SkipWithError(result.message().c_str());
+    if (!result.ok()) state.SkipWithError(result.status().message().c_str());
     state.PauseTiming();
     et_ops::unregister_library("/proc/self/exe");
     state.ResumeTiming();

@@ -32,15 +32,23 @@ struct Collision {
   std::vector<std::string> differences;  // "schema", "fingerprint"
 };
 
+// A library as named, opened or not.
+struct OpenedLibrary {
+  std::string path;
+  Result<LoadedKernelLibrary> library;
+  bool ok() const { return library.ok(); }
+  const et_ops_manifest* manifest() const { return ok() ? library->manifest() : nullptr; }
+};
+
 struct Ownership {
-  std::vector<LoadedKernelLibrary> libraries;
+  std::vector<OpenedLibrary> libraries;
   std::vector<Provided> provided;
   std::vector<Collision> collisions;
   bool ok() const;
 };
 
 bool Ownership::ok() const {
-  for (const LoadedKernelLibrary& library : libraries)
+  for (const OpenedLibrary& library : libraries)
     if (!library.ok()) return false;
   return collisions.empty();
 }
@@ -70,19 +78,19 @@ std::vector<std::string> shipped_libraries() {
   return paths;
 }
 
-std::vector<LoadedKernelLibrary> open_libraries(const std::vector<std::string>& paths) {
-  std::vector<LoadedKernelLibrary> libraries;
+std::vector<OpenedLibrary> open_libraries(const std::vector<std::string>& paths) {
+  std::vector<OpenedLibrary> libraries;
   std::vector<std::string> seen;  // the same file named twice is checked once
   for (const std::string& path : paths) {
     const std::string canonical = canonical_library_path(path);
     if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) continue;
     seen.push_back(canonical);
-    libraries.push_back(open_kernel_library(path));
+    libraries.push_back({path, open_kernel_library(path)});
   }
   return libraries;
 }
 
-std::vector<Provided> provided_operators(const std::vector<LoadedKernelLibrary>& libraries) {
+std::vector<Provided> provided_operators(const std::vector<OpenedLibrary>& libraries) {
   std::vector<Provided> provided;
   for (std::size_t l = 0; l < libraries.size(); ++l) {
     const et_ops_manifest* m = libraries[l].manifest();
@@ -131,29 +139,29 @@ Ownership check_ownership(const std::vector<std::string>& paths) {
 
 std::string key_text(const std::string& key) { return key.empty() ? "fallback" : key; }
 
-std::string component_of(const LoadedKernelLibrary& library) {
+std::string component_of(const OpenedLibrary& library) {
   return library.manifest() && library.manifest()->component ? library.manifest()->component : "";
 }
 
 void print_text(const Ownership& o) {
   fmt::print("kernel libraries:\n");
-  for (const LoadedKernelLibrary& library : o.libraries) {
+  for (const OpenedLibrary& library : o.libraries) {
     if (library.ok())
       fmt::print("  {} {}  {}  ({} records)\n", component_of(library),
-                 library.manifest()->version ? library.manifest()->version : "", library.path(),
+                 library.manifest()->version ? library.manifest()->version : "", library.path,
                  library.manifest()->record_count);
     else
-      fmt::print("  ERROR  {}\n", library.message());
+      fmt::print("  ERROR  {}\n", library.library.status().message());
   }
   fmt::print("operators:\n");
   for (const Provided& p : o.provided)
     fmt::print("  {}  [{}]  {}  {}\n", p.op, key_text(p.key), component_of(o.libraries[p.library]),
-               o.libraries[p.library].path());
+               o.libraries[p.library].path);
   if (o.collisions.empty()) fmt::print("collisions: none\n");
   else fmt::print("collisions: {} operator(s) provided by more than one library\n", o.collisions.size());
   for (const Collision& c : o.collisions) {
     std::vector<std::string> where;
-    for (const Provided* copy : c.copies) where.push_back(o.libraries[copy->library].path());
+    for (const Provided* copy : c.copies) where.push_back(o.libraries[copy->library].path);
     fmt::print("  {} [{}]: {} in {}\n", c.copies.front()->op, key_text(c.copies.front()->key),
                c.identical ? "identical copies (same schema and fingerprint)"
                            : fmt::format("different copies ({} differ)", fmt::join(c.differences, " and ")),
@@ -164,16 +172,16 @@ void print_text(const Ownership& o) {
 nlohmann::json to_json(const Ownership& o) {
   nlohmann::json libraries = nlohmann::json::array(), operators = nlohmann::json::array(),
                  collisions = nlohmann::json::array();
-  for (const LoadedKernelLibrary& library : o.libraries)
-    libraries.push_back({{"path", library.path()}, {"component", component_of(library)},
+  for (const OpenedLibrary& library : o.libraries)
+    libraries.push_back({{"path", library.path}, {"component", component_of(library)},
                          {"version", library.ok() && library.manifest()->version ? library.manifest()->version : ""},
-                         {"error", library.message()}});
+                         {"error", library.library.status().message()}});
   for (const Provided& p : o.provided)
-    operators.push_back({{"op", p.op}, {"key", key_text(p.key)}, {"library", o.libraries[p.library].path()},
+    operators.push_back({{"op", p.op}, {"key", key_text(p.key)}, {"library", o.libraries[p.library].path},
                          {"component", component_of(o.libraries[p.library])}, {"fingerprint", p.fingerprint}});
   for (const Collision& c : o.collisions) {
     nlohmann::json where = nlohmann::json::array();
-    for (const Provided* copy : c.copies) where.push_back(o.libraries[copy->library].path());
+    for (const Provided* copy : c.copies) where.push_back(o.libraries[copy->library].path);
     collisions.push_back({{"op", c.copies.front()->op}, {"key", key_text(c.copies.front()->key)},
                           {"libraries", where}, {"identical", c.identical}, {"differences", c.differences}});
   }
@@ -201,8 +209,8 @@ int check_command(const Arguments& args) {
       check_ownership(args.positional().empty() ? shipped_libraries() : args.positional());
   if (args.flag("--json")) fmt::print("{}\n", to_json(ownership).dump(2));
   else print_text(ownership);
-  for (const LoadedKernelLibrary& library : ownership.libraries)
-    if (!library.ok()) fmt::print(stderr, "et-ops: {}\n", library.message());
+  for (const OpenedLibrary& library : ownership.libraries)
+    if (!library.ok()) fmt::print(stderr, "et-ops: {}\n", library.library.status().message());
   return ownership.ok() ? kExitOk : kExitFailure;
 }
 

@@ -46,11 +46,12 @@ int doctor_command(const Arguments& args) {
   const RegistrySetup setup = registry_setup_from(args);
   if (!apply_registry_setup(setup)) return kExitFailure;
   const std::string& path = args.positional()[0];
-  const Program::Inspection inspection = Program::inspect(path);
-  if (!inspection.error.empty()) {
-    fmt::print(stderr, "et-ops: {}\n", inspection.error);
+  const Result<Program::Inspection> inspected = Program::inspect(path);
+  if (!inspected) {
+    fmt::print(stderr, "et-ops: {}\n", inspected.status().message());
     return kExitFailure;
   }
+  const Program::Inspection& inspection = *inspected;
   fmt::print("program {}{} needs {} operator(s):\n", path,
              inspection.name.empty() ? "" : fmt::format(" ('{}')", inspection.name), inspection.operators.size());
   const std::vector<RecordInfo> records = registered_records();

@@ -98,7 +98,7 @@ std::string speed_text(const char* phase, std::size_t tokens, double seconds, do
   return fmt::format("{}: {} tokens in {:.3f} ms, {:.1f} tokens/s\n", phase, tokens, seconds * 1000.0, per_second);
 }
 
-void print_result(const std::vector<int64_t>& prompt, const GenerateResult& result, const Tokenizer* tokenizer) {
+void print_result(const std::vector<int64_t>& prompt, const Generation& result, const Tokenizer* tokenizer) {
   fmt::print("prompt tokens: {}\n", fmt::join(prompt, ","));
   fmt::print("new tokens: {}\n", fmt::join(result.tokens, ","));
   if (tokenizer != nullptr) {
@@ -160,28 +160,26 @@ int generate_command(const Arguments& args) {
   const std::vector<int64_t> prompt = prompt_from(args, tokenizer.get());
   if (!apply_registry_setup(setup)) return kExitFailure;
   const LoadResult loaded = Program::load(args.positional()[0]);
-  if (!loaded.ok()) {
-    fmt::print(stderr, "et-ops: {}\n", loaded.error);
+  if (!loaded) {
+    fmt::print(stderr, "et-ops: {}\n", loaded.status().message());
     return kExitFailure;
   }
-  std::unique_ptr<RunState> state;
-  std::string error;
-  try {
-    state = loaded.program->make_state();
-  } catch (const std::runtime_error& e) {
-    fmt::print(stderr, "et-ops: {}\n", e.what());
+  const Program& program = **loaded;
+  Result<RunState> state = program.make_state();
+  if (!state) {
+    fmt::print(stderr, "et-ops: {}\n", state.status().message());
     return kExitFailure;
   }
-  if (!state->set_threads(threads, &error)) {
-    fmt::print(stderr, "et-ops: --threads: {}\n", error);
+  if (const Status threaded = state->set_threads(threads); !threaded) {
+    fmt::print(stderr, "et-ops: --threads: {}\n", threaded.message());
     return kExitFailure;
   }
-  const GenerateResult result = generate(*loaded.program, *state, prompt, options);
-  if (!result.ok) {
-    fmt::print(stderr, "et-ops: {}: {}\n", loaded.program->path(), result.error);
+  const Result<Generation> result = generate(program, *state, prompt, options);
+  if (!result) {
+    fmt::print(stderr, "et-ops: {}: {}\n", program.path(), result.status().message());
     return kExitFailure;
   }
-  print_result(prompt, result, tokenizer.get());
+  print_result(prompt, *result, tokenizer.get());
   return kExitOk;
 }
 

@@ -243,11 +243,12 @@ CommandSpec inspect_spec() {
 
 int inspect_command(const Arguments& args) {
   const std::string& path = args.positional()[0];
-  const Program::Inspection inspection = Program::inspect(path);
-  if (!inspection.error.empty()) {
-    fmt::print(stderr, "et-ops: {}\n", inspection.error);
+  const Result<Program::Inspection> inspected = Program::inspect(path);
+  if (!inspected) {
+    fmt::print(stderr, "et-ops: {}\n", inspected.status().message());
     return kExitFailure;
   }
+  const Program::Inspection& inspection = *inspected;
   if (args.flag("--json")) fmt::print("{}\n", to_json(path, inspection).dump(2));
   else print_text(path, inspection);
   return kExitOk;

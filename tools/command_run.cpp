@@ -65,7 +65,7 @@ bool run_timed(const Program& program, RunState& state, const InputFiles& inputs
       times.push_back(milliseconds_since(start));
       if (profiler)
         profiler->add_run(timings, std::chrono::duration<double, std::micro>(start - first_start).count());
-      std::string error = result.ok ? std::string() : result.error;
+      std::string error = result.ok() ? std::string() : result.message();
       if (batched && error.empty() && stack && pass == 0) error = stack->add(program, state, item);
       if (!error.empty()) {
         fmt::print(stderr, "et-ops: {}: {}{}\n", program.path(), batched ? fmt::format("input {}: ", item) : "",
@@ -109,9 +109,8 @@ bool write_outputs(const std::vector<TensorRef>& outputs, const std::string& dir
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const std::string path = (std::filesystem::path(directory) / fmt::format("output_{}.npy", i)).string();
-    std::string message;
-    if (!write_npy(path, outputs[i], &message)) {
-      fmt::print(stderr, "et-ops: {}\n", message);
+    if (const Status written = write_npy(path, outputs[i]); !written) {
+      fmt::print(stderr, "et-ops: {}\n", written.message());
       return false;
     }
     fmt::print("wrote {} ({})\n", path, describe(outputs[i]));
@@ -167,27 +166,24 @@ int run_command(const Arguments& args) {
 
   const Clock::time_point load_start = Clock::now();
   const LoadResult loaded = Program::load(args.positional()[0]);
-  if (!loaded.ok()) {
-    fmt::print(stderr, "et-ops: {}\n", loaded.error);
+  if (!loaded) {
+    fmt::print(stderr, "et-ops: {}\n", loaded.status().message());
     return kExitFailure;
   }
   fmt::print("load: {}\n", duration_text(milliseconds_since(load_start)));
-  const Program& program = *loaded.program;
-  std::unique_ptr<RunState> state;
-  try {
-    state = program.make_state();
-  } catch (const std::runtime_error& e) {
-    fmt::print(stderr, "et-ops: {}\n", e.what());
+  const Program& program = **loaded;
+  Result<RunState> state = program.make_state();
+  if (!state) {
+    fmt::print(stderr, "et-ops: {}\n", state.status().message());
     return kExitFailure;
   }
-  std::string error;
-  if (!state->set_threads(static_cast<std::size_t>(threads), &error)) {
-    fmt::print(stderr, "et-ops: --threads: {}\n", error);
+  if (const Status threaded = state->set_threads(static_cast<std::size_t>(threads)); !threaded) {
+    fmt::print(stderr, "et-ops: --threads: {}\n", threaded.message());
     return kExitFailure;
   }
   InputFiles inputs;
-  if (error = read_inputs(program, args.values("--input"), batched, &inputs); error.empty() && batched)
-    error = OutputStack::check(program);
+  std::string error = read_inputs(program, args.values("--input"), batched, &inputs);
+  if (error.empty() && batched) error = OutputStack::check(program);
   if (!error.empty()) {
     fmt::print(stderr, "et-ops: {}\n", error);
     return kExitFailure;

@@ -73,7 +73,7 @@ bool register_kernel_set(const std::string& name) {
     return false;
   }
   const RegistrationResult result = set->register_kernels();
-  if (!result) fmt::print(stderr, "et-ops: registering {} failed: {}\n", component.name, result.message());
+  if (!result) fmt::print(stderr, "et-ops: registering {} failed: {}\n", component.name, result.status().message());
   return result.ok();
 }
 
@@ -109,9 +109,9 @@ RegistrySetup registry_setup_from(const Arguments& args) {
   setup.kernel_sets = parse_kernel_sets(args.value("--kernels"));
   setup.libraries = args.values("--load-library");
   if (auto policy = args.value("--policy")) {
-    setup.policy = parse_duplicate_policy(*policy);
-    if (!setup.policy)
-      throw UsageError(fmt::format("--policy: unknown policy '{}' (valid: fatal, first-wins)", *policy));
+    const Result<DuplicatePolicy> parsed = parse_duplicate_policy(*policy);
+    if (!parsed) throw UsageError("--policy: " + parsed.status().message());
+    setup.policy = *parsed;
   }
   return setup;
 }
@@ -121,12 +121,12 @@ bool apply_registry_setup(const RegistrySetup& setup) {
   bool ok = true;
   for (const std::string& name : setup.kernel_sets) ok = register_kernel_set(name) && ok;
   for (const std::string& path : setup.libraries) {
-    LoadedKernelLibrary library = load_kernel_library(path);
+    Result<LoadedKernelLibrary> library = load_kernel_library(path);
     if (!library) {
-      fmt::print(stderr, "et-ops: {}\n", library.message());
+      fmt::print(stderr, "et-ops: {}\n", library.status().message());
       ok = false;
     } else {
-      loaded_libraries().push_back(std::move(library));
+      loaded_libraries().push_back(*std::move(library));
     }
   }
   return ok;

@@ -101,8 +101,9 @@ std::string read_inputs(const Program& program, const std::vector<std::string>& 
                        program.input_count(), files.size());
   inputs->arrays.clear();
   for (std::size_t i = 0; i < files.size(); ++i) {
-    NpyArray array = read_npy(files[i]);
-    if (!array.ok()) return array.error;
+    Result<NpyArray> read = read_npy(files[i]);
+    if (!read) return read.status().message();
+    NpyArray& array = *read;
     const auto& check = batched ? check_batch : check_array;
     if (std::string error = check(array, program.input_spec(i), i, files[i]); !error.empty()) return error;
     if (batched && i > 0 && array.shape[0] != inputs->count)

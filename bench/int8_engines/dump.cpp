@@ -35,10 +35,10 @@ nlohmann::json describe(const Layer& layer) {
 template <typename T>
 bool write(const std::string& path, et_ops::DType dtype, const std::vector<T>& values,
            std::vector<int64_t> shape) {
-  std::string error;
   const et_ops::Tensor tensor(dtype, const_cast<T*>(values.data()), std::move(shape));
-  if (et_ops::write_npy(path, tensor.ref(), &error)) return true;
-  fmt::print(stderr, "cannot write {}: {}\n", path, error);
+  const et_ops::Status written = et_ops::write_npy(path, tensor.ref());
+  if (written) return true;
+  fmt::print(stderr, "cannot write {}: {}\n", path, written.message());
   return false;
 }
 

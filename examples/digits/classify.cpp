@@ -43,39 +43,42 @@ int main(int argc, char** argv) {
   }
   for (auto result : {et_ops::kernels::portable::register_kernels(), et_ops::kernels::quantized::register_kernels(),
                       et_ops::kernels::xnnpack::register_kernels()})
-    if (!result) return std::cerr << result.message(), 1;
+    if (!result) return std::cerr << result.status().message() << "\n", 1;
 
   et_ops::LoadResult loaded = et_ops::Program::load(argv[1]);
-  if (!loaded) return std::cerr << loaded.error << "\n", 1;
-  const et_ops::Program& program = *loaded.program;
+  if (!loaded) return std::cerr << loaded.status().message() << "\n", 1;
+  const et_ops::Program& program = **loaded;
   if (program.output_count() != 1 || program.output_spec(0).dtype != et_ops::DType::Float32)
     return std::cerr << argv[1] << ": expected one float32 output, the scores\n", 1;
 
-  et_ops::NpyArray images = et_ops::read_npy(argv[2]);
-  if (!images.ok()) return std::cerr << images.error << "\n", 1;
+  const et_ops::Result<et_ops::NpyArray> read = et_ops::read_npy(argv[2]);
+  if (!read) return std::cerr << read.status().message() << "\n", 1;
+  const et_ops::NpyArray& images = *read;
   if (std::string error = check_batch(images, program.input_spec(0)); !error.empty())
     return std::cerr << argv[2] << ": " << error << "\n", 1;
 
-  auto state = program.make_state();
-  std::string error;
+  et_ops::Result<et_ops::RunState> state = program.make_state();
+  if (!state) return std::cerr << state.status().message() << "\n", 1;
   const std::size_t threads = argc == 5 ? std::strtoul(argv[4], nullptr, 10) : 1;
-  if (!state->set_threads(threads, &error)) return std::cerr << "THREADS: " << error << "\n", 1;
+  if (et_ops::Status threaded = state->set_threads(threads); !threaded)
+    return std::cerr << "THREADS: " << threaded.message() << "\n", 1;
   const int64_t count = images.shape[0];
   const std::size_t image_bytes = program.input_spec(0).nbytes();
   std::vector<int64_t> labels;
   std::vector<double> microseconds;
   for (int64_t i = 0; i < count; ++i) {
-    if (!state->set_input(0, images.data.data() + i * image_bytes, image_bytes, &error))
-      return std::cerr << error << "\n", 1;
+    if (et_ops::Status set = state->set_input(0, images.data.data() + i * image_bytes, image_bytes); !set)
+      return std::cerr << set.message() << "\n", 1;
     const auto start = std::chrono::steady_clock::now();
     et_ops::RunResult run = program.run(*state);
     microseconds.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-    if (!run) return std::cerr << run.error << "\n", 1;
+    if (!run) return std::cerr << run.message() << "\n", 1;
     labels.push_back(best_score(state->output(0)));
   }
 
-  if (!et_ops::write_npy(argv[3], et_ops::Tensor(et_ops::DType::Int64, labels.data(), {count}), &error))
-    return std::cerr << error << "\n", 1;
+  if (et_ops::Status written = et_ops::write_npy(argv[3], et_ops::Tensor(et_ops::DType::Int64, labels.data(), {count}));
+      !written)
+    return std::cerr << written.message() << "\n", 1;
   std::nth_element(microseconds.begin(), microseconds.begin() + count / 2, microseconds.end());
   std::cout << "classified " << count << " images with " << program.name() << ": median "
             << microseconds[count / 2] << " us per image; wrote " << argv[3] << "\n";

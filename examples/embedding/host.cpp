@@ -33,8 +33,8 @@ bool run_python(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc < 2) return std::cerr << "usage: " << argv[0] << " SCRIPT.py [ARGS...]\n", 2;
   et_ops::RegistrationResult result = et_ops::kernels::quantized::register_kernels();
-  if (!result) return std::cerr << result.message(), 1;
-  std::cout << "host: registered " << result.registered() << " quantized kernels" << std::endl;
+  if (!result) return std::cerr << result.status().message(), 1;
+  std::cout << "host: registered " << result->registered << " quantized kernels" << std::endl;
 
   const bool ok = run_python(argc - 1, argv + 1);
   const et_ops::Counters counters = et_ops::counters();

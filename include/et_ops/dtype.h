@@ -4,10 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <string>
 #include <string_view>
 
 #include "et_ops/abi.h"
+#include "et_ops/status.h"
 
 namespace et_ops {
 
@@ -68,12 +69,13 @@ inline constexpr bool is_floating(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
 }
 
-inline std::optional<DType> parse_dtype(std::string_view name) {
+// The dtype named `name` ("float32", "int8", ...); Invalid for any other text.
+inline Result<DType> parse_dtype(std::string_view name) {
   for (int i = 0; i < kDTypeCount; ++i) {
     auto t = static_cast<DType>(i);
     if (dtype_name(t) == name) return t;
   }
-  return std::nullopt;
+  return Status(StatusCode::Invalid, "unknown dtype '" + std::string(name) + "'");
 }
 
 }  // namespace et_ops

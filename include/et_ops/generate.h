@@ -32,6 +32,7 @@
 
 #include "et_ops/export.h"
 #include "et_ops/program.h"
+#include "et_ops/status.h"
 
 namespace et_ops {
 
@@ -53,12 +54,9 @@ struct GenerateTimings {
   double decode_tokens_per_second() const { return decode_seconds > 0 ? decode_tokens / decode_seconds : 0.0; }
 };
 
-struct GenerateResult {
-  bool ok = true;
-  std::string error;            // names the input and the bound, or the failing run
+struct Generation {
   std::vector<int64_t> tokens;  // the new tokens (without the prompt)
   GenerateTimings timings;
-  explicit operator bool() const { return ok; }
 };
 
 // The language-model interface of a program (see above).
@@ -67,25 +65,26 @@ struct LanguageModelShape {
   int64_t max_seq_len = 0;  // N: the largest T, and the number of positions
 };
 
-// Checks that `program` has the interface; false (with `error` saying which
-// input or output differs) when it does not.
-ET_OPS_API bool language_model_shape(const Program& program, LanguageModelShape* shape, std::string* error);
+// The interface of `program`; Invalid (saying which input or output differs)
+// when it does not have it.
+ET_OPS_API Result<LanguageModelShape> language_model_shape(const Program& program);
 
 // Resets `state` (made by `program`), then generates. Every bad input is
 // refused before anything runs: an empty prompt, a token id outside [0,
 // vocab_size), more than max_seq_len prompt tokens, a prompt plus
 // max_new_tokens longer than max_seq_len, a negative or non-finite
-// temperature. A failing run stops generation with its error; the state
-// stays usable (the next generate resets it).
-ET_OPS_API GenerateResult generate(const Program& program, RunState& state, const std::vector<int64_t>& prompt,
+// temperature (Invalid, naming the input and the bound). A failing run stops
+// generation with its status (KernelFailed); NaN logits stop it with Invalid
+// naming the position. The state stays usable (the next generate resets it).
+ET_OPS_API Result<Generation> generate(const Program& program, RunState& state, const std::vector<int64_t>& prompt,
                                    const GenerateOptions& options = {});
 
 // Chooses tokens from logits as described above.
 class ET_OPS_API TokenSampler {
  public:
   TokenSampler(double temperature, std::size_t top_k, uint64_t seed);
-  // The chosen token id, or -1 (with `error`) when a logit is NaN.
-  int64_t next(const float* logits, std::size_t vocab_size, std::string* error = nullptr);
+  // The chosen token id; Invalid when a logit is NaN or there are none.
+  Result<int64_t> next(const float* logits, std::size_t vocab_size);
 
  private:
   double temperature_;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "et_ops/abi.h"
+#include "et_ops/status.h"
 
 namespace et_ops {
 
@@ -24,6 +25,8 @@ class KernelContext {
   bool ok() const { return raw_.failed == 0; }
   explicit operator bool() const { return ok(); }
   std::string_view message() const { return raw_.message; }
+  // The failure as callers see it: KernelFailed with the message, or ok.
+  Status status() const { return ok() ? Status() : Status(StatusCode::KernelFailed, std::string(message())); }
 
   // Records the first failure; later failures keep the first message.
   void fail(std::string_view message) {

@@ -45,6 +45,7 @@
 #include "et_ops/registry.h"
 #include "et_ops/scalar.h"
 #include "et_ops/schema.h"
+#include "et_ops/status.h"
 #include "et_ops/tensor.h"
 
 // The build helpers (et-ops-fingerprint; et_ops_fingerprint() in CMake)
@@ -744,9 +745,10 @@ class KernelLibrary {
   KernelLibrary(const KernelLibrary&) = delete;
   KernelLibrary& operator=(const KernelLibrary&) = delete;
 
-  // Whether every kernel matches its schema; error() says which does not.
+  // Whether every kernel matches its schema; status() says which does not
+  // (Invalid, one line per kernel).
   bool ok() const { return error_.empty(); }
-  const std::string& error() const { return error_; }
+  Status status() const { return ok() ? Status() : Status(StatusCode::Invalid, error_); }
 
   const std::string& component() const { return component_; }
   const std::string& version() const { return version_; }
@@ -757,12 +759,8 @@ class KernelLibrary {
   // Registers every kernel into the process registry as one batch, with
   // this library's path as origin. Idempotent.
   [[nodiscard]] RegistrationResult register_kernels() const {
-    if (!ok()) return RegistrationResult(ET_OPS_ERROR_INVALID, error_, 0, 0, 0);
-    et_ops_registration_result raw = et_ops_register_manifest(&manifest_);
-    std::string message = raw.message ? raw.message : "";
-    et_ops_string_free(raw.message);
-    return RegistrationResult(static_cast<et_ops_status>(raw.status), std::move(message), raw.registered,
-                              raw.deduplicated, raw.unchanged);
+    if (!ok()) return status();
+    return registration_result(et_ops_register_manifest(&manifest_));
   }
 
   // For the loadable-library entry points (ET_OPS_LOADABLE_KERNEL_LIBRARY).

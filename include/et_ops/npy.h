@@ -8,6 +8,7 @@
 
 #include "et_ops/dtype.h"
 #include "et_ops/export.h"
+#include "et_ops/status.h"
 #include "et_ops/tensor.h"
 
 namespace et_ops {
@@ -16,20 +17,20 @@ struct NpyArray {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;  // C order, little-endian
-  std::string error;          // non-empty when reading failed
-  bool ok() const { return error.empty(); }
 };
 
 // Reads a .npy file (format versions 1.0 to 3.0) of one of the program
 // dtypes: <f4 <f8 <f2 |i1 |u1 <i2 <u2 <i4 <i8 |b1. NumPy has no bfloat16:
 // bfloat16 tensors are written as <u2 arrays of the raw bits, and a <u2
-// array is accepted for a bfloat16 program input. Errors name the file and
-// what is wrong with it.
-ET_OPS_API NpyArray read_npy(const std::string& path);
-ET_OPS_API NpyArray parse_npy(const uint8_t* bytes, std::size_t size, const std::string& name = "<memory>");
+// array is accepted for a bfloat16 program input. Errors (File: cannot open
+// or read; Format: not a .npy array et_ops reads) name the file and what is
+// wrong with it.
+ET_OPS_API Result<NpyArray> read_npy(const std::string& path);
+ET_OPS_API Result<NpyArray> parse_npy(const uint8_t* bytes, std::size_t size, const std::string& name = "<memory>");
 
-// Writes `tensor` (any dim order; written in logical C order).
-ET_OPS_API bool write_npy(const std::string& path, TensorRef tensor, std::string* error = nullptr);
+// Writes `tensor` (any dim order; written in logical C order). File when the
+// file cannot be created or written.
+ET_OPS_API Status write_npy(const std::string& path, TensorRef tensor);
 ET_OPS_API std::vector<uint8_t> encode_npy(TensorRef tensor);
 
 }  // namespace et_ops

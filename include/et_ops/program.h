@@ -23,6 +23,7 @@
 #include "et_ops/diagnostics.h"
 #include "et_ops/dtype.h"
 #include "et_ops/export.h"
+#include "et_ops/status.h"
 #include "et_ops/tensor.h"
 
 namespace et_ops {
@@ -73,13 +74,6 @@ struct SizeBounds {
   int64_t max = 0;
 };
 
-enum class LoadErrorKind {
-  None,
-  File,              // cannot open or read the file
-  Format,            // not a valid .etp program (magic, version, header, ranges, indices, limits)
-  MissingOperators,  // valid program, but operators are not registered (a packaging problem)
-};
-
 class Program;
 class RunState;
 
@@ -99,21 +93,21 @@ struct InstructionInfo {
   std::vector<TensorSpec> tensors;  // the tensor arguments, in argument order
 };
 
-struct LoadResult {
-  std::shared_ptr<const Program> program;  // null on error
-  LoadErrorKind kind = LoadErrorKind::None;
-  std::string error;              // names the file and what is wrong (for MissingOperators: the whole report)
-  MissingOperatorReport missing;  // filled for MissingOperators
-  bool ok() const { return program != nullptr; }
-  explicit operator bool() const { return ok(); }
-};
+// A loaded program, or why there is none. The status's code says what kind
+// of failure it is: File (cannot open or read the file), Format (not a valid
+// .etp v1 program: magic, version, header, ranges, indices, limits, a
+// prepared kernel that refuses its instruction; also an allocation that
+// failed while loading) or MissingOperators (a valid program whose
+// operators are not registered, a packaging problem: status().
+// missing_operators() lists them, the message is the whole report). The
+// message names the file and what is wrong.
+using LoadResult = Result<std::shared_ptr<const Program>>;
 
-struct RunResult {
-  bool ok = true;
-  explicit operator bool() const { return ok; }
-  std::string error;  // instruction index, operator and the kernel's message
-  std::size_t failed_instruction = 0;
-};
+// A run's outcome: ok, or KernelFailed with a message naming the
+// instruction's index, its operator and the kernel's message (Invalid when
+// the run state belongs to another program, or when dynamic inputs that
+// carry the same symbol disagree: nothing ran).
+using RunResult = Status;
 
 class ET_OPS_API Program {
  public:
@@ -153,9 +147,9 @@ class ET_OPS_API Program {
     std::vector<Instruction> instructions;
     std::size_t planned_memory_bytes = 0;  // activation memory of one run state
     std::string metadata_json = "{}";
-    std::string error;  // non-empty when the file is not a valid program
   };
-  static Inspection inspect(const std::string& path, const LoadLimits& limits = {});
+  // File or Format when the file is not a valid program.
+  static Result<Inspection> inspect(const std::string& path, const LoadLimits& limits = {});
 
   ~Program();
   Program(const Program&) = delete;
@@ -185,9 +179,10 @@ class ET_OPS_API Program {
   const std::string& metadata_json() const;
 
   // A fresh run state (allocates the activation memory once, and makes the
-  // per-run-state parts of prepared kernels). Throws std::bad_alloc, or
-  // std::runtime_error naming the instruction whose part cannot be made.
-  std::unique_ptr<RunState> make_state() const;
+  // per-run-state parts of prepared kernels). NoMemory when the memory
+  // cannot be allocated; KernelFailed naming the instruction whose part
+  // cannot be made.
+  Result<RunState> make_state() const;
 
   // Runs every instruction in order; stops at the first kernel error.
   RunResult run(RunState& state) const;
@@ -211,18 +206,22 @@ class ET_OPS_API RunState {
   ~RunState();
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
+  // A moved-from state may only be assigned to or destroyed (run() says so).
+  RunState(RunState&&) noexcept;
+  RunState& operator=(RunState&&) noexcept;
 
   // Input i, to be filled before a run (it has the program's input spec, or
   // the sizes resize_input gave it).
   TensorRef input(std::size_t i);
-  // Gives a dynamic input the sizes of the next run. False (with `error`
-  // naming the input, the dimension and the bound) when a size is outside
-  // what the input accepts (Program::input_bounds) or the rank differs.
-  // Consistency between inputs that carry the same symbol is checked when
-  // the run starts.
-  bool resize_input(std::size_t i, const std::vector<int64_t>& sizes, std::string* error = nullptr);
-  // Copies `nbytes` into input i; false (with `error`) on a size mismatch.
-  bool set_input(std::size_t i, const void* data, std::size_t nbytes, std::string* error = nullptr);
+  // Gives a dynamic input the sizes of the next run. Invalid (naming the
+  // input, the dimension and the bound) when there is no input i, a size is
+  // outside what the input accepts (Program::input_bounds) or the rank
+  // differs. Consistency between inputs that carry the same symbol is
+  // checked when the run starts.
+  Status resize_input(std::size_t i, const std::vector<int64_t>& sizes);
+  // Copies `nbytes` into input i; Invalid when there is no input i or the
+  // size does not match.
+  Status set_input(std::size_t i, const void* data, std::size_t nbytes);
   // Output i after a run. Non-tensor outputs are 0-dim tensors.
   TensorRef output(std::size_t i) const;
   // Restores every state tensor to the program's initial bytes (a fresh
@@ -230,9 +229,9 @@ class ET_OPS_API RunState {
   void reset();
 
   // The threads the state's runs use (1, the default: the calling thread
-  // alone). Any count gives the same bytes. False (with `error`) when the
-  // count is 0 or above 1024, or the pool cannot start.
-  bool set_threads(std::size_t count, std::string* error = nullptr);
+  // alone). Any count gives the same bytes. Invalid when the count is 0 or
+  // above 1024; NoMemory when the pool cannot start.
+  Status set_threads(std::size_t count);
   std::size_t threads() const;
 
   struct Impl;

@@ -16,6 +16,7 @@
 #include "et_ops/abi.h"
 #include "et_ops/dtype.h"
 #include "et_ops/export.h"
+#include "et_ops/status.h"
 
 namespace et_ops {
 
@@ -28,10 +29,12 @@ inline constexpr const char* kDuplicatePolicyVariable = "ET_OPS_DUPLICATE_POLICY
 inline constexpr std::string_view duplicate_policy_name(DuplicatePolicy p) {
   return p == DuplicatePolicy::Fatal ? "fatal" : "first-wins";
 }
-inline std::optional<DuplicatePolicy> parse_duplicate_policy(std::string_view name) {
+// "fatal" or "first-wins"; Invalid for any other text.
+inline Result<DuplicatePolicy> parse_duplicate_policy(std::string_view name) {
   if (name == "fatal") return DuplicatePolicy::Fatal;
   if (name == "first-wins") return DuplicatePolicy::FirstWins;
-  return std::nullopt;
+  return Status(StatusCode::Invalid,
+                "unknown policy '" + std::string(name) + "' (valid: fatal, first-wins)");
 }
 
 // The strongest choice wins: this call, then ET_OPS_DUPLICATE_POLICY, then
@@ -43,11 +46,10 @@ ET_OPS_API void clear_duplicate_policy();
 struct PolicyChoice {
   DuplicatePolicy policy = DuplicatePolicy::Fatal;
   std::string source;  // "set_duplicate_policy()", "ET_OPS_DUPLICATE_POLICY", "build default"
-  std::string error;   // non-empty when the environment variable is invalid
-  bool ok() const { return error.empty(); }
 };
-// The policy that the next registration will use, and where it comes from.
-ET_OPS_API PolicyChoice effective_duplicate_policy();
+// The policy that the next registration will use, and where it comes from;
+// Policy when ET_OPS_DUPLICATE_POLICY holds something else than a policy.
+ET_OPS_API Result<PolicyChoice> effective_duplicate_policy();
 
 // The layout a specialised kernel is written for: one entry per tensor
 // argument, in argument order.
@@ -65,7 +67,8 @@ class ET_OPS_API KernelKey {
  public:
   KernelKey() = default;
   explicit KernelKey(std::vector<TensorMeta> metas) : metas_(std::move(metas)) {}
-  static std::optional<KernelKey> parse(std::string_view text);
+  // Invalid when `text` is not a key's text form.
+  static Result<KernelKey> parse(std::string_view text);
   std::string text() const;
   bool is_fallback() const { return metas_.empty(); }
   const std::vector<TensorMeta>& metas() const { return metas_; }
@@ -100,28 +103,25 @@ struct Counters {
   uint64_t unregistered = 0;  // records removed by unregister_library
 };
 
-class RegistrationResult {
- public:
-  RegistrationResult() = default;
-  RegistrationResult(et_ops_status status, std::string message, uint32_t registered, uint32_t deduplicated,
-                     uint32_t unchanged)
-      : status_(status), message_(std::move(message)), registered_(registered), deduplicated_(deduplicated),
-        unchanged_(unchanged) {}
-  bool ok() const { return status_ == ET_OPS_OK; }
-  explicit operator bool() const { return ok(); }
-  et_ops_status status() const { return status_; }
-  const std::string& message() const { return message_; }
-  uint32_t registered() const { return registered_; }
-  uint32_t deduplicated() const { return deduplicated_; }
-  uint32_t unchanged() const { return unchanged_; }
-
- private:
-  et_ops_status status_ = ET_OPS_OK;
-  std::string message_;
-  uint32_t registered_ = 0;
-  uint32_t deduplicated_ = 0;
-  uint32_t unchanged_ = 0;
+// What an accepted registration did, record by record.
+struct Registration {
+  uint32_t registered = 0;    // records added by the batch
+  uint32_t deduplicated = 0;  // identical copies kept behind the active ones (first-wins)
+  uint32_t unchanged = 0;     // records already registered with the same function
 };
+
+// A registration's counts, or why the batch was rejected: Conflict
+// (first-wins met a different copy), Invalid (a malformed manifest),
+// Policy (ET_OPS_DUPLICATE_POLICY is not a policy) or NoMemory.
+using RegistrationResult = Result<Registration>;
+
+// The C ABI's result as a RegistrationResult (frees its message).
+inline RegistrationResult registration_result(et_ops_registration_result raw) {
+  std::string message = raw.message != nullptr ? raw.message : "";
+  et_ops_string_free(raw.message);
+  if (raw.status != ET_OPS_OK) return Status(static_cast<StatusCode>(raw.status), std::move(message));
+  return Registration{raw.registered, raw.deduplicated, raw.unchanged};
+}
 
 // Registers a manifest atomically: every record of it, or none (a rejected
 // batch leaves the registry exactly as it was).

@@ -16,7 +16,8 @@ installed package also carries the C++ SDK: see et_ops.sdk and
 """
 
 from . import _et_ops
-from .errors import Error, InputError, LibraryError, LoadError, RunError
+from .errors import (Error, FormatError, InputError, LibraryError, LoadError, PinningError, RunError, SdkError,
+                     UsageError, UsageTypeError)
 from .generation import Generation, generate
 from .program import Program, Session, TensorSpec, load
 from .registry import (clear_duplicate_policy, counters, duplicate_policy, load_library, registered_operators,
@@ -27,7 +28,8 @@ from .sdk import VERSION as __version__
 components = _et_ops.components
 
 __all__ = [
-    "Error", "InputError", "LibraryError", "LoadError", "RunError",
+    "Error", "FormatError", "InputError", "LibraryError", "LoadError", "PinningError", "RunError", "SdkError",
+    "UsageError", "UsageTypeError",
     "Program", "Session", "TensorSpec", "load", "generate", "Generation",
     "clear_duplicate_policy", "counters", "duplicate_policy", "load_library", "registered_operators",
     "set_duplicate_policy", "unregister_library", "components",

@@ -40,6 +40,8 @@ import re
 import sys
 import sysconfig
 
+from .errors import PinningError
+
 #: Environment read by PyTorch and its libraries when they load.
 PINNED_ENVIRONMENT = {
     "ATEN_CPU_CAPABILITY": "default",
@@ -52,10 +54,6 @@ PINNED_ENVIRONMENT = {
 
 #: The glibc tunable that keeps libm on its baseline (non-FMA) functions.
 LIBM_TUNABLE = "glibc.cpu.hwcaps=-AVX2,-FMA,-FMA4"
-
-
-class PinningError(RuntimeError):
-    """The process cannot be given CPU-independent numerics."""
 
 
 #: Debian's reference BLAS and LAPACK (packages libblas3 and liblapack3):

@@ -1,8 +1,36 @@
-"""The exceptions of the et_ops package."""
+"""The exceptions of the et_ops package: every one derives from Error.
+
+Those that replace a built-in exception also derive from it (UsageError is a
+ValueError, SdkError a FileNotFoundError, ...), so code written against the
+built-in keeps working.
+"""
 
 
 class Error(Exception):
     """Base class of every et_ops error."""
+
+
+class UsageError(Error, ValueError):
+    """An argument that et_ops does not accept: a duplicate policy, a backend,
+    a thread count, a dtype, a calibration set. The message names it and the
+    values it may take."""
+
+
+class UsageTypeError(UsageError, TypeError):
+    """An argument of a type et_ops does not accept (also a TypeError)."""
+
+
+class FormatError(Error, ValueError):
+    """Bytes that are not a valid .etp program (et_ops.etp.read_program)."""
+
+
+class SdkError(Error, FileNotFoundError):
+    """The package has no C++ SDK, or an incomplete one (et_ops.sdk)."""
+
+
+class PinningError(Error, RuntimeError):
+    """The process cannot be given CPU-independent numerics
+    (et_ops.cpu_independence)."""
 
 
 class LoadError(Error):

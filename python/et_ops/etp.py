@@ -21,6 +21,8 @@ import struct
 
 import numpy as np
 
+from .errors import FormatError, UsageError, UsageTypeError
+
 MAGIC = b"ETOP"
 FORMAT_VERSION = 2  # the newest version written and read
 SUPPORTED_VERSIONS = (1, 2)
@@ -62,7 +64,7 @@ def etp_dtype_of(array):
     try:
         return _DTYPE_OF_NUMPY[array.dtype.newbyteorder("<")]
     except KeyError:
-        raise TypeError(f"numpy dtype {array.dtype} has no .etp equivalent") from None
+        raise UsageTypeError(f"numpy dtype {array.dtype} has no .etp equivalent") from None
 
 
 class Sym:
@@ -75,7 +77,7 @@ class Sym:
 
     def __init__(self, name, mul=1, add=0):
         if int(mul) == 0:
-            raise ValueError("Sym: mul must not be 0 (write the constant instead)")
+            raise UsageError("Sym: mul must not be 0 (write the constant instead)")
         self.name, self.mul, self.add = str(name), int(mul), int(add)
 
     def to_json(self):
@@ -130,9 +132,9 @@ class ProgramBuilder:
     def symbol(self, name, min, max):  # noqa: A002 (the format's own key names)
         """Declares a symbol for bounded dynamic shapes: any value in [min, max] (version 2)."""
         if any(s["name"] == name for s in self._symbols):
-            raise ValueError(f"symbol {name!r} is declared twice")
+            raise UsageError(f"symbol {name!r} is declared twice")
         if not 0 <= int(min) <= int(max):
-            raise ValueError(f"symbol {name!r}: bounds [{min}, {max}] must satisfy 0 <= min <= max")
+            raise UsageError(f"symbol {name!r}: bounds [{min}, {max}] must satisfy 0 <= min <= max")
         self._symbols.append({"name": str(name), "min": int(min), "max": int(max)})
         return Sym(name)
 
@@ -140,7 +142,7 @@ class ProgramBuilder:
         declared = {s["name"] for s in self._symbols}
         for e in entries:
             if isinstance(e, Sym) and e.name not in declared:
-                raise ValueError(f"symbol {e.name!r} is not declared (ProgramBuilder.symbol)")
+                raise UsageError(f"symbol {e.name!r} is not declared (ProgramBuilder.symbol)")
 
     def tensor(self, dtype, sizes, dim_order=None):
         """A tensor without data: an input or an intermediate (contiguous unless dim_order says otherwise).
@@ -149,7 +151,7 @@ class ProgramBuilder:
         symbols make it in each run, and memory is planned for the largest.
         """
         if dtype not in NUMPY_DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}")
+            raise UsageError(f"unknown dtype {dtype!r}")
         sizes = list(sizes)
         self._check_symbols(sizes)
         value = {"type": "tensor", "dtype": dtype, "sizes": [_entry(s) for s in sizes]}
@@ -186,7 +188,7 @@ class ProgramBuilder:
 
     def scalar_type(self, dtype):
         if dtype not in NUMPY_DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}")
+            raise UsageError(f"unknown dtype {dtype!r}")
         return self._interned_value({"type": "scalar_type", "value": dtype})
 
     def int_list(self, values):
@@ -200,7 +202,7 @@ class ProgramBuilder:
         tensors = [int(t) for t in tensors]
         for t in tensors:
             if not 0 <= t < len(self._values) or self._values[t]["type"] != "tensor":
-                raise ValueError(f"tensor_list element {t} is not a tensor value")
+                raise UsageError(f"tensor_list element {t} is not a tensor value")
         return self._interned_value({"type": "tensor_list", "value": tensors})
 
     def optional_tensor_list(self, tensors):
@@ -208,13 +210,13 @@ class ProgramBuilder:
         tensors = [None if t is None else int(t) for t in tensors]
         for t in tensors:
             if t is not None and (not 0 <= t < len(self._values) or self._values[t]["type"] != "tensor"):
-                raise ValueError(f"optional_tensor_list element {t} is neither None nor a tensor value")
+                raise UsageError(f"optional_tensor_list element {t} is neither None nor a tensor value")
         return self._interned_value({"type": "optional_tensor_list", "value": tensors})
 
     def string(self, text):
         """A `str` argument (gelu's approximate)."""
         if not isinstance(text, str):
-            raise TypeError(f"a string value must be a str, got {type(text).__name__}")
+            raise UsageTypeError(f"a string value must be a str, got {type(text).__name__}")
         return self._interned_value({"type": "string", "value": text})
 
     def none(self):
@@ -249,7 +251,7 @@ class ProgramBuilder:
     def instruction(self, op, args):
         for a in args:
             if not 0 <= a < len(self._values):
-                raise IndexError(f"{op}: argument value {a} does not exist")
+                raise UsageError(f"{op}: argument value {a} does not exist")
         self._instructions.append({"op": op, "args": list(args)})
 
     def input(self, index):
@@ -413,17 +415,17 @@ def _logical_array(data, value):
 
 
 def parse_program(data):
-    """Parses .etp bytes; raises ValueError naming what is wrong."""
+    """Parses .etp bytes; raises FormatError (a ValueError) naming what is wrong."""
     if len(data) < _PREAMBLE.size:
-        raise ValueError(f"truncated: {len(data)} bytes, shorter than the {_PREAMBLE.size}-byte preamble")
+        raise FormatError(f"truncated: {len(data)} bytes, shorter than the {_PREAMBLE.size}-byte preamble")
     magic, version, header_size = _PREAMBLE.unpack_from(data)
     if magic != MAGIC:
-        raise ValueError(f"wrong magic {magic!r}, expected {MAGIC!r}")
+        raise FormatError(f"wrong magic {magic!r}, expected {MAGIC!r}")
     if version not in SUPPORTED_VERSIONS:
-        raise ValueError(f"unsupported format version {version}")
+        raise FormatError(f"unsupported format version {version}")
     header_end = _PREAMBLE.size + header_size
     if header_end > len(data):
-        raise ValueError(f"header of {header_size} bytes runs past the end of the file")
+        raise FormatError(f"header of {header_size} bytes runs past the end of the file")
     header = json.loads(data[_PREAMBLE.size:header_end].decode("utf-8"))
     segment_start = _align(header_end)
     constants = {}
@@ -433,7 +435,7 @@ def parse_program(data):
         start = segment_start + value["data"]["offset"]
         end = start + value["data"]["nbytes"]
         if end > len(data):
-            raise ValueError(f"constant {index} runs past the end of the file")
+            raise FormatError(f"constant {index} runs past the end of the file")
         constants[index] = _logical_array(data[start:end], value)
     return ProgramFile(header, constants)
 

@@ -52,6 +52,7 @@ from torch.ao.quantization import get_default_qconfig_mapping
 from torch.ao.quantization.quantize_fx import convert_to_reference_fx, prepare_fx
 
 from . import cpu_independence, lowering, models
+from .errors import UsageError
 from .etp import ProgramBuilder
 from .lowering import UnsupportedError, UnsupportedNode, dynamic_shapes, tracing
 from .lowering import xnnpack as xnnpack_backend
@@ -93,7 +94,7 @@ def quantize(model, example_inputs, calibration, qconfig_mapping=None):
             prepared(*_as_tuple(batch))
             batches += 1
     if batches == 0:
-        raise ValueError("calibration holds no batches: the observers need at least one")
+        raise UsageError("calibration holds no batches: the observers need at least one")
     reference = convert_to_reference_fx(prepared)
     tracing.annotate(reference, model)
     return reference
@@ -148,7 +149,7 @@ def export(module, example_inputs, name=None, backend="reference"):
     and leave everything else on the reference path.
     """
     if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        raise UsageError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     example_inputs = _as_tuple(example_inputs)
     graph_module = tracing.trace(module, example_inputs)
     name = name or type(module).__name__

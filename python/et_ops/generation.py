@@ -76,5 +76,5 @@ def generate(program, prompt_tokens, max_new_tokens, temperature=0.0, top_k=None
     outcome = _et_ops.generate(program._native, prompt, max_new_tokens, temperature, top_k, seed, threads, stops)
     if not outcome["ok"]:
         error = f"program '{program.name}' ({program.path}): {outcome['error']}"
-        raise RunError(error) if outcome["error"].startswith("instruction") else InputError(error)
+        raise RunError(error) if outcome["code"] in ("kernel_failed", "no_memory") else InputError(error)
     return Generation(outcome)

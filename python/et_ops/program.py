@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _et_ops
-from .errors import InputError, LoadError, RunError
+from .errors import InputError, LoadError, RunError, UsageError
 from .etp import NUMPY_DTYPES
 
 
@@ -132,7 +132,7 @@ class Program:
         "start_us" / "duration_us" (microseconds from the start of the run).
         """
         if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
-            raise ValueError(f"threads must be an int from 1 to 1024, got {threads!r}")
+            raise UsageError(f"threads must be an int from 1 to 1024, got {threads!r}")
         arrays = self._checked_inputs(inputs)
         outputs, error, records = self._native.run(arrays, threads, bool(profile))
         if outputs is None:
@@ -174,9 +174,11 @@ class Session:
 
     def __init__(self, program, threads=1):
         if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
-            raise ValueError(f"threads must be an int from 1 to 1024, got {threads!r}")
+            raise UsageError(f"threads must be an int from 1 to 1024, got {threads!r}")
         self.program = program
         self._native = _et_ops.NativeSession(program._native, threads)
+        if self._native.error:
+            raise RunError(f"program '{program.name}' ({program.path}): {self._native.error}")
 
     def run(self, inputs):
         """Runs once on a list of numpy arrays; returns a list of new arrays.

@@ -3,7 +3,7 @@
 import os
 
 from . import _et_ops
-from .errors import LibraryError
+from .errors import LibraryError, UsageError
 
 
 def registered_operators():
@@ -22,9 +22,10 @@ def set_duplicate_policy(policy):
     """Chooses what happens when two different copies of a kernel meet:
     'fatal' (abort the process) or 'first-wins' (keep the first; identical
     copies are deduplicated, different ones rejected). Overrides
-    ET_OPS_DUPLICATE_POLICY. Any other value raises ValueError."""
-    if not isinstance(policy, str):
-        raise ValueError(f"invalid duplicate policy {policy!r}: valid values are 'fatal' and 'first-wins'")
+    ET_OPS_DUPLICATE_POLICY. Any other value raises et_ops.UsageError (a
+    ValueError)."""
+    if policy not in ("fatal", "first-wins"):
+        raise UsageError(f"invalid duplicate policy {policy!r}: valid values are 'fatal' and 'first-wins'")
     _et_ops.set_duplicate_policy(policy)
 
 

@@ -19,6 +19,7 @@ build tree's package, for one).
 import os
 
 from . import _sdk_layout
+from .errors import SdkError
 
 #: The project's version.
 VERSION = _sdk_layout.VERSION
@@ -36,12 +37,12 @@ _MARKERS = {
 def _directory(kind):
     package = os.path.dirname(os.path.abspath(__file__))
     if _sdk_layout.DIRECTORIES is None:
-        raise FileNotFoundError(
+        raise SdkError(
             f"the et_ops package at {package} is a build tree's and has no C++ SDK: install et_ops "
             "(the wheel, or `meson install`) and use that one")
     path = os.path.normpath(os.path.join(package, _sdk_layout.DIRECTORIES[kind]))
     if not os.path.isfile(os.path.join(path, _MARKERS[kind])):
-        raise FileNotFoundError(
+        raise SdkError(
             f"the C++ SDK of the et_ops package at {package} is incomplete: {_MARKERS[kind]} is missing from {path}")
     return path
 

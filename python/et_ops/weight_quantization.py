@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .errors import UsageError
 from .module_copy import copy_module
 
 SCHEMES = ("int8", "int4", "8da8w", "8da4w")
@@ -69,7 +70,7 @@ def _saturate(rounded, quant_min, quant_max, dtype):
 def choose_qparams_per_token_asymmetric(input, dtype):  # noqa: A002 (the operator's argument names)
     """Per token (row of the last dim), in float32: scale float64, zero point int64, shapes sizes[:-1] + [1]."""
     if torch.isnan(input).any():
-        raise ValueError("choose_qparams_per_token_asymmetric: the input holds NaN")
+        raise UsageError("choose_qparams_per_token_asymmetric: the input holds NaN")
     zero = torch.zeros((), dtype=torch.float32)
     low = torch.minimum(input.amin(dim=-1, keepdim=True), zero)
     high = torch.maximum(input.amax(dim=-1, keepdim=True), zero)
@@ -175,7 +176,7 @@ class QuantizedWeight(nn.Module):
             self.register_buffer("scales", scales.reshape(rows))
         else:
             if columns % group_size or group_size % 2:
-                raise ValueError(f"int4 weights need their {columns} columns in groups of an even group_size; "
+                raise UsageError(f"int4 weights need their {columns} columns in groups of an even group_size; "
                                  f"{group_size} does not divide them")
             self.group_size = group_size
             integers, scales = _symmetric(weight, columns // group_size, 7.5)
@@ -223,7 +224,7 @@ class QuantizedEmbedding(nn.Module):
     def __init__(self, embedding, weight):
         super().__init__()
         if embedding.max_norm is not None:
-            raise ValueError("an embedding with max_norm renormalises its weights in forward: not quantized")
+            raise UsageError("an embedding with max_norm renormalises its weights in forward: not quantized")
         self.num_embeddings, self.embedding_dim = embedding.num_embeddings, embedding.embedding_dim
         self.quantized = weight
 
@@ -259,9 +260,9 @@ class QuantizedMultiheadAttention(nn.MultiheadAttention):
 def quantize_weights(model, scheme, group_size=32):
     """A copy of `model` whose linear layers and embeddings hold quantized weights (see the module docstring)."""
     if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+        raise UsageError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
     if not isinstance(group_size, int) or group_size <= 0:
-        raise ValueError(f"group_size must be a positive int, got {group_size!r}")
+        raise UsageError(f"group_size must be a positive int, got {group_size!r}")
     bits = 4 if scheme.endswith("4w") or scheme == "int4" else 8
     dynamic = scheme.startswith("8da")
     model = copy_module(model).eval()

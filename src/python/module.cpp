@@ -16,6 +16,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,28 +107,34 @@ class RunStatePool {
   class Lease {
    public:
     explicit Lease(RunStatePool& pool) : pool_(pool), state_(pool.take()) {}
-    ~Lease() { pool_.give_back(std::move(state_)); }
+    ~Lease() {
+      if (state_) pool_.give_back(*std::move(state_));
+    }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    RunState& operator*() { return *state_; }
-    RunState* operator->() { return state_.get(); }
+    // Why there is no state (a new one could not be made), or ok.
+    Status status() const { return state_ ? Status() : state_.status(); }
+    RunState& operator*() { return **state_; }
+    RunState* operator->() { return state_->get(); }
 
    private:
     RunStatePool& pool_;
-    std::unique_ptr<RunState> state_;
+    Result<std::unique_ptr<RunState>> state_;
   };
 
  private:
-  std::unique_ptr<RunState> take() {
+  Result<std::unique_ptr<RunState>> take() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!free_.empty()) {
         auto state = std::move(free_.back());
         free_.pop_back();
-        return state;
+        return Result<std::unique_ptr<RunState>>(std::move(state));
       }
     }
-    return program_->make_state();
+    Result<RunState> made = program_->make_state();
+    if (!made) return made.status();
+    return std::make_unique<RunState>(*std::move(made));
   }
   void give_back(std::unique_ptr<RunState> state) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -187,7 +194,8 @@ class NativeProgram {
   }
 
   // (outputs, "", records) on success, (None, message, None) when a kernel
-  // reports an error. Inputs must already match the input specs (dtype,
+  // reports an error, a dynamic input's shape is outside its bounds or a run
+  // state cannot be made. Inputs must already match the input specs (dtype,
   // rank, C order; the Python layer says what is wrong in user terms); a
   // mismatch here is a ValueError. With `profile`, records lists one
   // record per instruction (et_ops::ProfileRecord as a dict); else it is None.
@@ -195,16 +203,16 @@ class NativeProgram {
     if (threads == 0) throw py::value_error("threads must be at least 1, got 0");
     const std::vector<py::array> arrays = checked_inputs(inputs);
     std::vector<InstructionTiming> timings;
-    std::string threads_error;
+    Status threaded;
     RunResult result;
     std::vector<HostOutput> outputs;
     {
       py::gil_scoped_release release;
       RunStatePool::Lease state(pool_);
-      if (!state->set_threads(threads, &threads_error)) result.ok = false;
-      else result = run_on_state(*state, arrays, profile ? &timings : nullptr, outputs);
+      if (result = state.status(); result.ok() && (threaded = state->set_threads(threads)).ok())
+        result = run_on_state(*state, arrays, profile ? &timings : nullptr, outputs);
     }
-    if (!threads_error.empty()) throw py::value_error("threads: " + threads_error);
+    if (!threaded) throw py::value_error("threads: " + threaded.message());
     return outcome(result, outputs, profile ? &timings : nullptr);
   }
 
@@ -213,17 +221,13 @@ class NativeProgram {
   // logical order into `outputs` with their shapes.
   RunResult run_on_state(RunState& state, const std::vector<py::array>& arrays, std::vector<InstructionTiming>* timings,
                          std::vector<HostOutput>& outputs) const {
-    RunResult result;
     for (std::size_t i = 0; i < arrays.size(); ++i) {
       const std::vector<int64_t> shape(arrays[i].shape(), arrays[i].shape() + arrays[i].ndim());
-      if (!state.resize_input(i, shape, &result.error)) {
-        result.ok = false;
-        return result;
-      }
+      if (Status resized = state.resize_input(i, shape); !resized) return resized;
       copy_logical(state.input(i), static_cast<std::byte*>(const_cast<void*>(arrays[i].data())), Direction::IntoTensor);
     }
-    result = timings != nullptr ? program_->run(state, *timings) : program_->run(state);
-    if (!result.ok) return result;
+    RunResult result = timings != nullptr ? program_->run(state, *timings) : program_->run(state);
+    if (!result) return result;
     outputs.resize(program_->output_count());
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const TensorRef out = state.output(i);
@@ -237,7 +241,7 @@ class NativeProgram {
   // (arrays, "", records or None), or (None, error, None).
   py::tuple outcome(const RunResult& result, const std::vector<HostOutput>& outputs,
                     const std::vector<InstructionTiming>* timings) const {
-    if (!result.ok) return py::make_tuple(py::none(), result.error, py::none());
+    if (!result) return py::make_tuple(py::none(), result.message(), py::none());
     py::list arrays;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const TensorSpec& spec = program_->output_spec(i);
@@ -289,33 +293,38 @@ class NativeProgram {
 };
 
 // A run state of its own: state kept from run to run, reset() restores it.
-// Not for concurrent use (the Python layer holds one per session).
+// Not for concurrent use (the Python layer holds one per session). When the
+// state cannot be made, error() says why and run() returns it.
 class NativeSession {
  public:
   NativeSession(const NativeProgram& program, std::size_t threads) : program_(program), state_(program.program().make_state()) {
-    std::string error;
-    if (!state_->set_threads(threads, &error)) throw py::value_error("threads: " + error);
+    if (!state_) return;
+    if (const Status threaded = state_->set_threads(threads); !threaded) throw py::value_error("threads: " + threaded.message());
   }
+
+  std::string error() const { return state_ ? std::string() : state_.status().message(); }
 
   py::tuple run(const py::list& inputs) {
     const std::vector<py::array> arrays = program_.checked_inputs(inputs);
     std::vector<HostOutput> outputs;
-    RunResult result;
-    {
+    RunResult result = state_ ? Status() : state_.status();
+    if (result) {
       py::gil_scoped_release release;
       result = program_.run_on_state(*state_, arrays, nullptr, outputs);
     }
     return program_.outcome(result, outputs, nullptr);
   }
 
-  void reset() { state_->reset(); }
-  RunState& state() { return *state_; }
+  void reset() {
+    if (state_) state_->reset();
+  }
 
  private:
   const NativeProgram& program_;  // kept alive by the Python session's reference to its Program
-  std::unique_ptr<RunState> state_;
+  Result<RunState> state_;
 };
 
+// {"ok", "code" (status_code_name), "error", "tokens", timings...}.
 py::dict generate_tokens(const NativeProgram& program, const std::vector<int64_t>& prompt, std::size_t max_new_tokens,
                          double temperature, std::size_t top_k, uint64_t seed, std::size_t threads,
                          const std::vector<int64_t>& stop_tokens) {
@@ -325,37 +334,31 @@ py::dict generate_tokens(const NativeProgram& program, const std::vector<int64_t
   options.top_k = top_k;
   options.seed = seed;
   options.stop_tokens = stop_tokens;
-  GenerateResult result;
+  std::optional<Result<Generation>> result;
   {
     py::gil_scoped_release release;
-    std::unique_ptr<RunState> state = program.program().make_state();
-    if (!state->set_threads(threads, &result.error)) result.ok = false;
-    else result = generate(program.program(), *state, prompt, options);
+    Result<RunState> state = program.program().make_state();
+    if (!state) result.emplace(state.status());
+    else if (Status threaded = state->set_threads(threads); !threaded) result.emplace(threaded.prefixed("threads"));
+    else result.emplace(generate(program.program(), *state, prompt, options));
   }
+  const Generation none;
+  const Generation& generation = *result ? **result : none;
   py::dict d;
-  d["ok"] = result.ok;
-  d["error"] = result.error;
-  d["tokens"] = result.tokens;
-  d["prefill_tokens"] = result.timings.prefill_tokens;
-  d["prefill_seconds"] = result.timings.prefill_seconds;
-  d["decode_tokens"] = result.timings.decode_tokens;
-  d["decode_seconds"] = result.timings.decode_seconds;
+  d["ok"] = result->ok();
+  d["code"] = std::string(status_code_name(result->status().code()));
+  d["error"] = result->status().message();
+  d["tokens"] = generation.tokens;
+  d["prefill_tokens"] = generation.timings.prefill_tokens;
+  d["prefill_seconds"] = generation.timings.prefill_seconds;
+  d["decode_tokens"] = generation.timings.decode_tokens;
+  d["decode_seconds"] = generation.timings.decode_seconds;
   return d;
 }
 
-const char* load_error_kind(LoadErrorKind kind) {
-  switch (kind) {
-    case LoadErrorKind::None: return "none";
-    case LoadErrorKind::File: return "file";
-    case LoadErrorKind::Format: return "format";
-    case LoadErrorKind::MissingOperators: return "missing_operators";
-  }
-  return "unknown";
-}
-
-py::list missing_operators(const MissingOperatorReport& report) {
+py::list missing_operators(const Status& status) {
   py::list missing;
-  for (const MissingOperator& m : report.missing) {
+  for (const MissingOperator& m : status.missing_operators()) {
     py::dict entry;
     entry["op"] = m.op;
     entry["component"] = m.component ? py::cast(m.component->name) : py::none();
@@ -366,16 +369,16 @@ py::list missing_operators(const MissingOperatorReport& report) {
 }
 
 py::dict load(const std::string& path) {
-  LoadResult result;
+  std::optional<LoadResult> result;
   {
     py::gil_scoped_release release;
     result = Program::load(path);
   }
   py::dict outcome;
-  outcome["program"] = result.ok() ? py::cast(std::make_unique<NativeProgram>(result.program)) : py::none();
-  outcome["kind"] = load_error_kind(result.kind);
-  outcome["error"] = result.error;
-  outcome["missing"] = missing_operators(result.missing);
+  outcome["program"] = *result ? py::cast(std::make_unique<NativeProgram>(**result)) : py::none();
+  outcome["kind"] = std::string(*result ? "none" : status_code_name(result->status().code()));
+  outcome["error"] = result->status().message();
+  outcome["missing"] = missing_operators(result->status());
   return outcome;
 }
 
@@ -407,49 +410,36 @@ py::dict counters_dict() {
 }
 
 void set_policy(const std::string& name) {
-  const auto policy = parse_duplicate_policy(name);
+  const Result<DuplicatePolicy> policy = parse_duplicate_policy(name);
   if (!policy) throw py::value_error("invalid duplicate policy '" + name + "': valid values are 'fatal' and 'first-wins'");
   set_duplicate_policy(*policy);
 }
 
 py::dict policy_dict() {
-  const PolicyChoice choice = effective_duplicate_policy();
+  const Result<PolicyChoice> choice = effective_duplicate_policy();
   py::dict d;
-  d["policy"] = std::string(duplicate_policy_name(choice.policy));
-  d["source"] = choice.source;
-  d["error"] = choice.error;
+  // An invalid ET_OPS_DUPLICATE_POLICY: its source, and the error.
+  d["policy"] = std::string(duplicate_policy_name(choice ? choice->policy : DuplicatePolicy::Fatal));
+  d["source"] = choice ? choice->source : std::string(kDuplicatePolicyVariable);
+  d["error"] = choice.status().message();
   return d;
-}
-
-const char* registration_status(et_ops_status status) {
-  switch (status) {
-    case ET_OPS_OK: return "ok";
-    case ET_OPS_ERROR_CONFLICT: return "conflict";
-    case ET_OPS_ERROR_INVALID: return "invalid";
-    case ET_OPS_ERROR_POLICY: return "policy";
-    case ET_OPS_ERROR_NO_MEMORY: return "no_memory";
-  }
-  return "unknown";
 }
 
 py::dict registration_dict(const RegistrationResult& r) {
+  const Registration counts = r ? *r : Registration{};
   py::dict d;
-  d["status"] = registration_status(r.status());
-  d["message"] = r.message();
-  d["registered"] = r.registered();
-  d["deduplicated"] = r.deduplicated();
-  d["unchanged"] = r.unchanged();
+  d["status"] = std::string(status_code_name(r.status().code()));
+  d["message"] = r.status().message();
+  d["registered"] = counts.registered;
+  d["deduplicated"] = counts.deduplicated;
+  d["unchanged"] = counts.unchanged;
   return d;
 }
 
-const char* load_error_reason(const LoadedKernelLibrary& library) {
-  switch (library.error()) {
-    case LibraryLoadError::None: return "ok";
-    case LibraryLoadError::Open: return "open";
-    case LibraryLoadError::EntryPoint: return "entry_point";
-    case LibraryLoadError::Registration: return registration_status(library.registration().status());
-  }
-  return "unknown";
+// et_ops.LibraryError's reason: 'open', 'entry_point', or the registry's
+// status ('conflict', 'invalid', 'policy', 'no_memory').
+std::string library_error_reason(StatusCode code) {
+  return code == StatusCode::LibraryOpen ? "open" : std::string(status_code_name(code));
 }
 
 // Libraries loaded by path stay registered and loaded until
@@ -461,16 +451,16 @@ std::vector<LoadedKernelLibrary>& loaded_libraries() {
 
 // What `et-ops --load-library` does: et_ops::load_kernel_library.
 py::dict load_library(const std::string& path) {
-  LoadedKernelLibrary library = load_kernel_library(path);
-  py::dict outcome = registration_dict(library.registration());
-  outcome["status"] = load_error_reason(library);
-  if (!library.ok()) {
-    outcome["message"] = library.message();
+  Result<LoadedKernelLibrary> library = load_kernel_library(path);
+  if (!library) {
+    py::dict outcome = registration_dict(library.status());
+    outcome["status"] = library_error_reason(library.status().code());
     return outcome;
   }
-  outcome["library"] = library.library_path();
-  outcome["component"] = library.manifest()->component ? library.manifest()->component : "";
-  loaded_libraries().push_back(std::move(library));
+  py::dict outcome = registration_dict(library->registration());
+  outcome["library"] = library->library_path();
+  outcome["component"] = library->manifest()->component ? library->manifest()->component : "";
+  loaded_libraries().push_back(*std::move(library));
   return outcome;
 }
 
@@ -505,7 +495,7 @@ py::list register_project_kernels() {
   py::list outcomes;
   for (const ProjectComponent& component : project_components()) {
     const RegistrationResult result = component.register_kernels();
-    if (!result) throw py::import_error(std::string("et_ops: registering ") + component.name + " failed: " + result.message());
+    if (!result) throw py::import_error(std::string("et_ops: registering ") + component.name + " failed: " + result.status().message());
     py::dict outcome = registration_dict(result);
     outcome["component"] = component.name;
     outcomes.append(outcome);
@@ -537,6 +527,7 @@ PYBIND11_MODULE(_et_ops, m) {
   py::class_<NativeSession>(m, "NativeSession")
       .def(py::init<const NativeProgram&, std::size_t>(), py::arg("program"), py::arg("threads") = 1,
            py::keep_alive<1, 2>())
+      .def_property_readonly("error", &NativeSession::error)
       .def("run", &NativeSession::run, py::arg("inputs"))
       .def("reset", &NativeSession::reset);
   m.def("generate", &generate_tokens, py::arg("program"), py::arg("prompt"), py::arg("max_new_tokens"),

@@ -34,18 +34,25 @@ std::optional<TensorMeta> parse_meta(std::string_view text) {
   return meta;
 }
 
+Status invalid_key(std::string_view text, std::string_view why) {
+  return Status(StatusCode::Invalid, fmt::format("'{}' is not a kernel key: {}", text, why));
+}
+
 }  // namespace
 
-std::optional<KernelKey> KernelKey::parse(std::string_view text) {
+Result<KernelKey> KernelKey::parse(std::string_view text) {
   if (text.empty()) return KernelKey();
+  const std::string_view whole = text;
   constexpr std::string_view prefix = "v1/";
-  if (text.substr(0, prefix.size()) != prefix) return std::nullopt;
+  if (text.substr(0, prefix.size()) != prefix) return invalid_key(whole, "it does not start with v1/");
   text.remove_prefix(prefix.size());
   std::vector<TensorMeta> metas;
   while (true) {
     auto bar = text.find('|');
     auto meta = parse_meta(text.substr(0, bar));
-    if (!meta) return std::nullopt;
+    if (!meta)
+      return invalid_key(whole, fmt::format("tensor {} ('{}') is not <dtype number>;<dim order>", metas.size(),
+                                            text.substr(0, bar)));
     metas.push_back(std::move(*meta));
     if (bar == std::string_view::npos) break;
     text.remove_prefix(bar + 1);

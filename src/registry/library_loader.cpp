@@ -34,8 +34,6 @@ LoadedKernelLibrary::LoadedKernelLibrary(LoadedKernelLibrary&& other) noexcept {
 LoadedKernelLibrary& LoadedKernelLibrary::operator=(LoadedKernelLibrary&& other) noexcept {
   if (this != &other) {
     close();
-    error_ = other.error_;
-    message_ = std::move(other.message_);
     path_ = std::move(other.path_);
     library_path_ = std::move(other.library_path_);
     handle_ = std::exchange(other.handle_, nullptr);
@@ -54,57 +52,49 @@ void LoadedKernelLibrary::close() {
   handle_ = nullptr;
 }
 
-LoadedKernelLibrary LoadedKernelLibrary::open(std::string_view path_text) {
-  LoadedKernelLibrary library;
+Result<LoadedKernelLibrary> LoadedKernelLibrary::open(std::string_view path_text) {
+  LoadedKernelLibrary library;  // its destructor closes what a failure leaves open
   const std::string path(path_text);
   library.path_ = path;
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
-    library.fail(LibraryLoadError::Open, fmt::format("{}: no such kernel library", path));
-    return library;
-  }
+  if (::stat(path.c_str(), &info) != 0)
+    return Status(StatusCode::LibraryOpen, fmt::format("{}: no such kernel library", path));
   library.library_path_ = canonical_library_path(path);
   // A bare file name would make dlopen search the library path instead.
   const std::string dlopen_path = path.find('/') == std::string::npos ? "./" + path : path;
   dlerror();
   library.handle_ = dlopen(dlopen_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (library.handle_ == nullptr) {
-    library.fail(LibraryLoadError::Open, fmt::format("{}: cannot load: {}", path, dlerror()));
-    return library;
-  }
+  if (library.handle_ == nullptr)
+    return Status(StatusCode::LibraryOpen, fmt::format("{}: cannot load: {}", path, dlerror()));
   auto entry = reinterpret_cast<et_ops_kernel_library_entry_fn>(
       own_symbol(library.handle_, ET_OPS_KERNEL_LIBRARY_ENTRY_POINT));
-  if (entry == nullptr) {
-    library.fail(LibraryLoadError::EntryPoint,
-                 fmt::format("{}: not an et_ops kernel library (it does not define {}())", path,
-                             ET_OPS_KERNEL_LIBRARY_ENTRY_POINT));
-    return library;
-  }
+  if (entry == nullptr)
+    return Status(StatusCode::EntryPoint, fmt::format("{}: not an et_ops kernel library (it does not define {}())",
+                                                      path, ET_OPS_KERNEL_LIBRARY_ENTRY_POINT));
   library.manifest_ = entry();
   if (library.manifest_ == nullptr) {
     auto explain = reinterpret_cast<et_ops_kernel_library_error_fn>(
         own_symbol(library.handle_, ET_OPS_KERNEL_LIBRARY_ERROR_ENTRY_POINT));
     const char* why = explain != nullptr ? explain() : nullptr;
-    library.fail(LibraryLoadError::EntryPoint,
-                 fmt::format("{}: {}() returned no manifest{}{}", path, ET_OPS_KERNEL_LIBRARY_ENTRY_POINT,
-                             why ? ": " : "", why ? why : ""));
+    return Status(StatusCode::EntryPoint, fmt::format("{}: {}() returned no manifest{}{}", path,
+                                                      ET_OPS_KERNEL_LIBRARY_ENTRY_POINT, why ? ": " : "",
+                                                      why ? why : ""));
   }
   return library;
 }
 
-LoadedKernelLibrary LoadedKernelLibrary::load(std::string_view path) {
-  LoadedKernelLibrary library = open(path);
-  if (!library.ok()) return library;
-  library.registration_ = register_manifest(*library.manifest_);
-  if (!library.registration_.ok()) {
-    library.fail(LibraryLoadError::Registration,
-                 fmt::format("{}: registration failed: {}", library.path_, library.registration_.message()));
-    return library;
-  }
+Result<LoadedKernelLibrary> LoadedKernelLibrary::load(std::string_view path) {
+  Result<LoadedKernelLibrary> opened = open(path);
+  if (!opened) return opened;
+  LoadedKernelLibrary& library = *opened;
+  const RegistrationResult registration = register_manifest(*library.manifest_);
+  if (!registration)
+    return registration.status().prefixed(fmt::format("{}: registration failed", library.path_));
+  library.registration_ = *registration;
   // A batch that was all registered already (the very same object: dlopen
   // only counted one more reference) is not this handle's to remove.
-  library.owns_records_ = library.registration_.registered() + library.registration_.deduplicated() > 0;
-  return library;
+  library.owns_records_ = library.registration_.registered + library.registration_.deduplicated > 0;
+  return opened;
 }
 
 }  // namespace et_ops

@@ -28,7 +28,7 @@ void set_duplicate_policy(DuplicatePolicy policy) { explicit_policy.store(static
 
 void clear_duplicate_policy() { explicit_policy.store(-1); }
 
-PolicyChoice effective_duplicate_policy() {
+Result<PolicyChoice> effective_duplicate_policy() {
   PolicyChoice choice;
   int chosen = explicit_policy.load();
   if (chosen >= 0) {
@@ -43,11 +43,9 @@ PolicyChoice effective_duplicate_policy() {
       choice.source = kDuplicatePolicyVariable;
       return choice;
     }
-    choice.source = kDuplicatePolicyVariable;
-    choice.error = fmt::format("invalid value '{}' in the environment variable {}; valid values are 'fatal' and "
+    return Status(StatusCode::Policy, fmt::format("invalid value '{}' in the environment variable {}; valid values are 'fatal' and "
                                "'first-wins' (or unset it to use the build default '{}')",
-                               value, kDuplicatePolicyVariable, duplicate_policy_name(build_default()));
-    return choice;
+                               value, kDuplicatePolicyVariable, duplicate_policy_name(build_default())));
   }
   choice.policy = build_default();
   choice.source = "build default";

@@ -43,7 +43,7 @@ std::string validate(const et_ops_manifest& m) {
   return {};
 }
 
-bool is_valid_key(const char* key) { return key != nullptr && (*key == '\0' || KernelKey::parse(key)); }
+bool is_valid_key(const char* key) { return key != nullptr && (*key == '\0' || KernelKey::parse(key).ok()); }
 
 bool is_complete(const et_ops_prepared_kernel* p) {
   return p != nullptr && p->struct_size >= sizeof(et_ops_prepared_kernel) && p->prepare != nullptr &&
@@ -109,17 +109,15 @@ class Registry {
     std::string error;
     for (std::size_t i = 0; i < m.record_count; ++i)
       if (!validate_record(m, i, error)) return invalid(m, error);
-    if (m.record_count == 0) return RegistrationResult(ET_OPS_OK, {}, 0, 0, 0);
-    PolicyChoice policy = effective_duplicate_policy();
-    if (!policy.ok()) return RegistrationResult(ET_OPS_ERROR_POLICY, policy.error, 0, 0, 0);
+    if (m.record_count == 0) return Registration{0, 0, 0};
+    Result<PolicyChoice> policy = effective_duplicate_policy();
+    if (!policy) return policy.status();
     const std::string library = library_of(reinterpret_cast<const void*>(manifest_record(m, 0).fn));
     try {
-      return register_locked(m, library, policy);
+      return register_locked(m, library, *policy);
     } catch (const std::bad_alloc&) {
-      return RegistrationResult(ET_OPS_ERROR_NO_MEMORY,
-                                fmt::format("out of memory while registering component {}; the registry is unchanged",
-                                            m.component),
-                                0, 0, 0);
+      return Status(StatusCode::NoMemory, fmt::format("out of memory while registering component {}; the registry is unchanged",
+                                            m.component));
     }
   }
 
@@ -276,11 +274,8 @@ class Registry {
   }
 
   RegistrationResult invalid(const et_ops_manifest& m, const std::string& error) {
-    return RegistrationResult(
-        ET_OPS_ERROR_INVALID,
-        fmt::format("invalid kernel manifest{}{}: {}", m.component ? " of component " : "",
-                    m.component ? m.component : "", error),
-        0, 0, 0);
+    return Status(StatusCode::Invalid, fmt::format("invalid kernel manifest{}{}: {}", m.component ? " of component " : "",
+                    m.component ? m.component : "", error));
   }
 
   // Builds the batch and, once, the next table: the old entries with their
@@ -297,14 +292,12 @@ class Registry {
     Tally tally;
     InOrderLayout in_order(*next, old.entry_count());
     if (const Record* twice = place_records(old, *batch, *next, policy, tally, in_order))
-      return RegistrationResult(ET_OPS_ERROR_INVALID,
-                                fmt::format("invalid kernel manifest of component {}: {} [key {}] appears twice "
+      return Status(StatusCode::Invalid, fmt::format("invalid kernel manifest of component {}: {} [key {}] appears twice "
                                             "with different functions",
-                                            m.component, twice->op(), twice->key_text()),
-                                0, 0, 0);
+                                            m.component, twice->op(), twice->key_text()));
     if (!scratch_.conflicts.empty()) {
       conflicts_ += scratch_.conflicts.size();
-      return RegistrationResult(ET_OPS_ERROR_CONFLICT, conflict_message(batch->origin(), scratch_.conflicts), 0, 0, 0);
+      return Status(StatusCode::Conflict, conflict_message(batch->origin(), scratch_.conflicts));
     }
     if (tally.registered + tally.deduplicated > 0) {
       if (in_order.holds()) in_order.end();
@@ -317,7 +310,7 @@ class Registry {
     }
     registered_ += tally.registered;
     deduplicated_ += tally.deduplicated;
-    return RegistrationResult(ET_OPS_OK, {}, tally.registered, tally.deduplicated, tally.unchanged);
+    return Registration{tally.registered, tally.deduplicated, tally.unchanged};
   }
 
   // What the registry holds already of a record's operator and key: in the

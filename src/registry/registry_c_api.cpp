@@ -19,8 +19,9 @@ et_ops_registration_result et_ops_register_manifest(const et_ops_manifest* manif
   if (manifest == nullptr)
     return et_ops_registration_result{ET_OPS_ERROR_INVALID, 0, 0, 0, copy_message("null kernel manifest")};
   et_ops::RegistrationResult r = et_ops::register_manifest(*manifest);
-  return et_ops_registration_result{r.status(), r.registered(), r.deduplicated(), r.unchanged(),
-                                    copy_message(r.message())};
+  if (!r) return et_ops_registration_result{static_cast<int32_t>(r.status().code()), 0, 0, 0,
+                                           copy_message(r.status().message())};
+  return et_ops_registration_result{ET_OPS_OK, r->registered, r->deduplicated, r->unchanged, nullptr};
 }
 
 size_t et_ops_unregister_library(const char* library_path) {

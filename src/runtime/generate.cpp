@@ -17,18 +17,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
-
-GenerateResult failure(std::string message) {
-  GenerateResult result;
-  result.ok = false;
-  result.error = std::move(message);
-  return result;
-}
-
 std::string refused_prompt(const std::vector<int64_t>& prompt, const GenerateOptions& options,
                            const LanguageModelShape& shape) {
   if (prompt.empty()) return "prompt_tokens is empty: the prompt needs at least one token";
@@ -50,31 +38,26 @@ std::string refused_prompt(const std::vector<int64_t>& prompt, const GenerateOpt
 }
 
 // One run over `count` tokens at positions first_position..; the chosen
-// next token, or -1 with `error`.
+// next token, or why there is none.
 class Runner {
  public:
   Runner(const Program& program, RunState& state, const LanguageModelShape& shape, const GenerateOptions& options)
       : program_(program), state_(state), shape_(shape), sampler_(options.temperature, options.top_k, options.seed) {}
 
-  int64_t step(const int64_t* tokens, int64_t count, int64_t first_position, std::string& error) {
-    if (!state_.resize_input(0, {1, count}, &error) || !state_.resize_input(1, {count}, &error)) return -1;
+  Result<int64_t> step(const int64_t* tokens, int64_t count, int64_t first_position) {
+    if (Status resized = state_.resize_input(0, {1, count}); !resized) return resized;
+    if (Status resized = state_.resize_input(1, {count}); !resized) return resized;
     std::copy(tokens, tokens + count, state_.input(0).data_as<int64_t>());
     int64_t* positions = state_.input(1).data_as<int64_t>();
     for (int64_t i = 0; i < count; ++i) positions[i] = first_position + i;
-    const RunResult run = program_.run(state_);
-    if (!run.ok) {
-      error = run.error;
-      return -1;
-    }
+    if (RunResult run = program_.run(state_); !run) return run;
     const TensorRef logits = state_.output(0);
-    if (!logits.is_contiguous() || logits.dim() != 3 || logits.size(1) != count) {
-      error = fmt::format("output 0 (logits) is not a contiguous [1, {}, {}] tensor", count, shape_.vocab_size);
-      return -1;
-    }
+    if (!logits.is_contiguous() || logits.dim() != 3 || logits.size(1) != count)
+      return Status(StatusCode::Invalid, fmt::format("output 0 (logits) is not a contiguous [1, {}, {}] tensor", count,
+                                                     shape_.vocab_size));
     const float* last = logits.data_as<float>() + (count - 1) * shape_.vocab_size;
-    std::string sampling_error;
-    const int64_t token = sampler_.next(last, static_cast<std::size_t>(shape_.vocab_size), &sampling_error);
-    if (token < 0) error = fmt::format("position {}: {}", first_position + count - 1, sampling_error);
+    Result<int64_t> token = sampler_.next(last, static_cast<std::size_t>(shape_.vocab_size));
+    if (!token) return token.status().prefixed(fmt::format("position {}", first_position + count - 1));
     return token;
   }
 
@@ -85,63 +68,63 @@ class Runner {
   TokenSampler sampler_;
 };
 
+Status not_a_language_model(std::string message) { return Status(StatusCode::Invalid, std::move(message)); }
+
 }  // namespace
 
-bool language_model_shape(const Program& program, LanguageModelShape* shape, std::string* error) {
+Result<LanguageModelShape> language_model_shape(const Program& program) {
   if (program.input_count() != 2 || program.output_count() < 1)
-    return fail(error, fmt::format("a language model takes 2 inputs (tokens, input_pos) and returns logits; this "
-                                   "program has {} inputs and {} outputs",
-                                   program.input_count(), program.output_count()));
+    return not_a_language_model(fmt::format("a language model takes 2 inputs (tokens, input_pos) and returns logits; "
+                                            "this program has {} inputs and {} outputs",
+                                            program.input_count(), program.output_count()));
   const TensorSpec& tokens = program.input_spec(0);
   const TensorSpec& positions = program.input_spec(1);
   const TensorSpec& logits = program.output_spec(0);
   if (tokens.dtype != DType::Int64 || tokens.sizes.size() != 2 || tokens.sizes[0] != 1)
-    return fail(error, "input 0 (tokens) must be int64 [1, T]");
+    return not_a_language_model("input 0 (tokens) must be int64 [1, T]");
   if (positions.dtype != DType::Int64 || positions.sizes.size() != 1)
-    return fail(error, "input 1 (input_pos) must be int64 [T]");
+    return not_a_language_model("input 1 (input_pos) must be int64 [T]");
   if (logits.dtype != DType::Float32 || logits.sizes.size() != 3 || logits.sizes[0] != 1)
-    return fail(error, "output 0 (logits) must be float32 [1, T, vocab]");
+    return not_a_language_model("output 0 (logits) must be float32 [1, T, vocab]");
   const SizeBounds t = program.input_bounds(0)[1];
   const SizeBounds p = program.input_bounds(1)[0];
   if (t.min > 1 || p.min != t.min || p.max != t.max)
-    return fail(error, fmt::format("input 0 (tokens) dimension 1 and input 1 (input_pos) must both be T, from 1 to "
-                                   "max_seq_len; they accept {} to {} and {} to {}",
-                                   t.min, t.max, p.min, p.max));
-  shape->vocab_size = logits.sizes[2];
-  shape->max_seq_len = t.max;
-  return true;
+    return not_a_language_model(fmt::format("input 0 (tokens) dimension 1 and input 1 (input_pos) must both be T, "
+                                            "from 1 to max_seq_len; they accept {} to {} and {} to {}",
+                                            t.min, t.max, p.min, p.max));
+  LanguageModelShape shape;
+  shape.vocab_size = logits.sizes[2];
+  shape.max_seq_len = t.max;
+  return shape;
 }
 
-GenerateResult generate(const Program& program, RunState& state, const std::vector<int64_t>& prompt,
-                        const GenerateOptions& options) {
-  LanguageModelShape shape;
-  std::string error;
-  if (!language_model_shape(program, &shape, &error)) return failure(error);
-  if (error = refused_prompt(prompt, options, shape); !error.empty()) return failure(error);
-  GenerateResult result;
+Result<Generation> generate(const Program& program, RunState& state, const std::vector<int64_t>& prompt,
+                            const GenerateOptions& options) {
+  const Result<LanguageModelShape> shape = language_model_shape(program);
+  if (!shape) return shape.status();
+  if (std::string refused = refused_prompt(prompt, options, *shape); !refused.empty())
+    return Status(StatusCode::Invalid, std::move(refused));
+  Generation result;
   result.timings.prefill_tokens = prompt.size();
   if (options.max_new_tokens == 0) return result;
   state.reset();
-  Runner runner(program, state, shape, options);
+  Runner runner(program, state, *shape, options);
   const auto stops = [&](int64_t token) {
     return std::find(options.stop_tokens.begin(), options.stop_tokens.end(), token) != options.stop_tokens.end();
   };
   Clock::time_point start = Clock::now();
-  int64_t token = runner.step(prompt.data(), static_cast<int64_t>(prompt.size()), 0, error);
+  Result<int64_t> token = runner.step(prompt.data(), static_cast<int64_t>(prompt.size()), 0);
   result.timings.prefill_seconds = seconds_since(start);
   start = Clock::now();
-  while (token >= 0) {
-    result.tokens.push_back(token);
-    if (result.tokens.size() == options.max_new_tokens || stops(token)) break;
+  while (token) {
+    result.tokens.push_back(*token);
+    if (result.tokens.size() == options.max_new_tokens || stops(*token)) break;
     const int64_t position = static_cast<int64_t>(prompt.size() + result.tokens.size()) - 1;
-    token = runner.step(&result.tokens.back(), 1, position, error);
+    token = runner.step(&result.tokens.back(), 1, position);
   }
+  if (!token) return token.status();
   result.timings.decode_tokens = result.tokens.empty() ? 0 : result.tokens.size() - 1;
   result.timings.decode_seconds = seconds_since(start);
-  if (token < 0) {
-    result.ok = false;
-    result.error = error;
-  }
   return result;
 }
 

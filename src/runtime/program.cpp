@@ -1,6 +1,10 @@
 // Program's accessors, run-state creation and the run itself.
 #include "et_ops/program.h"
 
+#include <fmt/format.h>
+
+#include <new>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "et_ops/registry.h"
@@ -32,32 +36,37 @@ std::size_t Program::state_count() const { return impl_->state_tensors.size(); }
 std::size_t Program::planned_memory_bytes() const { return impl_->planned_bytes; }
 const std::string& Program::metadata_json() const { return impl_->model.metadata_json; }
 
-std::unique_ptr<RunState> Program::make_state() const {
-  return std::unique_ptr<RunState>(new RunState(std::make_unique<RunState::Impl>(*impl_)));
+// The state's construction throws inside the library only: a failure
+// becomes the Result's status here.
+Result<RunState> Program::make_state() const {
+  try {
+    return RunState(std::make_unique<RunState::Impl>(*impl_));
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::NoMemory,
+                  fmt::format("{}: cannot allocate a run state ({} bytes of activations)", impl_->path,
+                              impl_->planned_bytes));
+  } catch (const std::runtime_error& e) {  // a prepared kernel's instantiate failed
+    return Status(StatusCode::KernelFailed, e.what());
+  }
 }
 
 namespace {
 
-RunResult other_program(const std::string& path) {
-  RunResult mismatch;
-  mismatch.ok = false;
-  mismatch.error = path + ": the run state was made by another program";
-  return mismatch;
+RunResult other_program(const std::string& path, bool moved_from) {
+  return Status(StatusCode::Invalid, path + (moved_from ? ": the run state was moved from"
+                                                        : ": the run state was made by another program"));
 }
 
 }  // namespace
 
 RunResult Program::run(RunState& state) const {
-  if (state.impl_->program != impl_.get()) return other_program(impl_->path);
+  if (!state.impl_ || state.impl_->program != impl_.get()) return other_program(impl_->path, !state.impl_);
   return state.impl_->execute(nullptr);
 }
 
 RunResult Program::run(RunState& state, std::vector<InstructionTiming>& timings) const {
-  if (state.impl_->program != impl_.get()) return other_program(impl_->path);
-  timings.resize(impl_->instructions.size());
-  RunResult result = state.impl_->execute(timings.data());
-  timings.resize(result.ok ? timings.size() : result.failed_instruction + 1);
-  return result;
+  if (!state.impl_ || state.impl_->program != impl_.get()) return other_program(impl_->path, !state.impl_);
+  return state.impl_->execute(&timings);
 }
 
 std::vector<InstructionInfo> Program::describe_instructions() const {

@@ -1,5 +1,5 @@
 // Program::load and Program::inspect: the whole file is validated, then
-// (load only) every operator is resolved; any failure is one LoadResult.
+// (load only) every operator is resolved; any failure is one Status.
 #include <fmt/format.h>
 
 #include <new>
@@ -12,13 +12,6 @@
 
 namespace et_ops {
 namespace {
-
-LoadResult failure(LoadErrorKind kind, std::string error) {
-  LoadResult result;
-  result.kind = kind;
-  result.error = std::move(error);
-  return result;
-}
 
 // Operators that are registered but have neither a kernel matching this
 // program's tensor arguments nor a fallback: not a missing component, so
@@ -33,13 +26,11 @@ std::string unmatched_kernels_text(const std::vector<std::string>& unresolved) {
   return text;
 }
 
-LoadResult missing_operators(const std::string& path, const std::vector<std::string>& unresolved) {
-  LoadResult result = failure(LoadErrorKind::MissingOperators, {});
-  result.missing = diagnose_missing_operators(unresolved, path);
-  result.error = result.missing.message;
+Status missing_operators(const std::string& path, const std::vector<std::string>& unresolved) {
+  MissingOperatorReport report = diagnose_missing_operators(unresolved, path);
   if (std::string unmatched = unmatched_kernels_text(unresolved); !unmatched.empty())
-    result.error += fmt::format("{}: operators without a usable kernel:\n{}", path, unmatched);
-  return result;
+    report.message += fmt::format("{}: operators without a usable kernel:\n{}", path, unmatched);
+  return Status(std::move(report));
 }
 
 int32_t value_tag(runtime::ValueKind kind) {
@@ -103,31 +94,31 @@ LoadResult Program::load(const std::string& path, const LoadLimits& limits) {
     if (!unresolved.empty()) return missing_operators(path, unresolved);
     runtime::prepare_kernels(*impl);
     detail::maybe_fail_load_allocation();
-    LoadResult result;
-    result.program = std::shared_ptr<const Program>(new Program(std::move(impl)));
-    return result;
+    return std::shared_ptr<const Program>(new Program(std::move(impl)));
   } catch (const runtime::FileError& e) {
-    return failure(LoadErrorKind::File, e.what());
+    return Status(StatusCode::File, e.what());
   } catch (const runtime::FormatError& e) {
-    return failure(LoadErrorKind::Format, e.what());
+    return Status(StatusCode::Format, e.what());
   } catch (const std::bad_alloc&) {
-    return failure(LoadErrorKind::Format, fmt::format("{}: out of memory while loading the program", path));
+    return Status(StatusCode::Format, fmt::format("{}: out of memory while loading the program", path));
   }
 }
 
-Program::Inspection Program::inspect(const std::string& path, const LoadLimits& limits) {
-  Inspection inspection;
+Result<Program::Inspection> Program::inspect(const std::string& path, const LoadLimits& limits) {
   try {
     std::unique_ptr<Impl> impl = runtime::build_program(path, limits);
+    Inspection inspection;
     describe_model(impl->model, inspection);
     inspection.operators = impl->operators;
     inspection.planned_memory_bytes = impl->planned_bytes;
-  } catch (const std::runtime_error& e) {
-    inspection.error = e.what();
+    return inspection;
+  } catch (const runtime::FileError& e) {
+    return Status(StatusCode::File, e.what());
+  } catch (const std::runtime_error& e) {  // FormatError
+    return Status(StatusCode::Format, e.what());
   } catch (const std::bad_alloc&) {
-    inspection.error = fmt::format("{}: out of memory while reading the program", path);
+    return Status(StatusCode::Format, fmt::format("{}: out of memory while reading the program", path));
   }
-  return inspection;
 }
 
 }  // namespace et_ops

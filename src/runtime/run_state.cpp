@@ -93,37 +93,32 @@ void RunState::Impl::link_dynamic_shapes() {
   evaluate_symbolic();
 }
 
-bool RunState::Impl::resize_input(std::size_t i, const std::vector<int64_t>& sizes, std::string* error) {
+Status RunState::Impl::resize_input(std::size_t i, const std::vector<int64_t>& sizes) {
   const runtime::ProgramModel& model = program->model;
-  if (i >= inputs.size()) {
-    if (error) *error = fmt::format("input {} does not exist: the program has {} inputs", i, inputs.size());
-    return false;
-  }
+  if (i >= inputs.size())
+    return Status(StatusCode::Invalid, fmt::format("input {} does not exist: the program has {} inputs", i, inputs.size()));
   const runtime::ValueModel& input = model.values[model.inputs[i]];
   const std::vector<int64_t>& declared = input.tensor.spec.sizes;
-  if (sizes.size() != declared.size()) {
-    if (error) *error = fmt::format("input {} has {} dimensions, got {}", i, declared.size(), sizes.size());
-    return false;
-  }
+  if (sizes.size() != declared.size())
+    return Status(StatusCode::Invalid,
+                  fmt::format("input {} has {} dimensions, got {}", i, declared.size(), sizes.size()));
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     const bool ok = input_sizes[i] == nullptr ? sizes[d] == declared[d]
                                               : reachable(input.tensor.symbolic_sizes[d], sizes[d], model.symbols);
-    if (!ok) {
-      if (error)
-        *error = fmt::format("input {} dimension {} is {}: {}", i, d, sizes[d], size_bounds_text(input, d, model.symbols));
-      return false;
-    }
+    if (!ok)
+      return Status(StatusCode::Invalid, fmt::format("input {} dimension {} is {}: {}", i, d, sizes[d],
+                                                     size_bounds_text(input, d, model.symbols)));
   }
-  if (input_sizes[i] == nullptr) return true;
+  if (input_sizes[i] == nullptr) return Status();
   et_ops_tensor& tensor = *inputs[i];
   std::copy(sizes.begin(), sizes.end(), input_sizes[i]);
   refresh_layout(tensor, input_sizes[i], input_sizes[i] + tensor.dim);
-  return true;
+  return Status();
 }
 
 // Each symbol takes its value from the first input dimension that carries
 // it; every other dimension that carries it must agree.
-bool RunState::Impl::bind_symbols(std::string& error) {
+Status RunState::Impl::bind_symbols() {
   const std::vector<Symbol>& symbols = program->model.symbols;
   std::fill(symbol_values.begin(), symbol_values.end(), -1);
   std::vector<const Program::Impl::SymbolSource*> bound_by(symbols.size(), nullptr);
@@ -135,13 +130,13 @@ bool RunState::Impl::bind_symbols(std::string& error) {
       symbol_values[s] = (size - source.size.add) / source.size.mul;
       bound_by[s] = &source;
     } else if (runtime::evaluate(source.size, symbol_values.data()) != size) {
-      error = fmt::format("input {} dimension {} is {}, but input {} dimension {} makes {} = {}, so it must be {}",
-                          source.input, source.dim, size, bound_by[s]->input, bound_by[s]->dim, symbols[s].name,
-                          symbol_values[s], runtime::evaluate(source.size, symbol_values.data()));
-      return false;
+      return Status(StatusCode::Invalid,
+                    fmt::format("input {} dimension {} is {}, but input {} dimension {} makes {} = {}, so it must be {}",
+                                source.input, source.dim, size, bound_by[s]->input, bound_by[s]->dim, symbols[s].name,
+                                symbol_values[s], runtime::evaluate(source.size, symbol_values.data())));
     }
   }
-  return true;
+  return Status();
 }
 
 // Every dynamic tensor's sizes and every symbolic int, from the symbols'
@@ -213,24 +208,19 @@ void RunState::Impl::release_instances() {
   calls.clear();
 }
 
-bool RunState::Impl::set_threads(std::size_t count, std::string* error) {
-  if (count == 0 || count > 1024) {
-    if (error) *error = fmt::format("thread count {} is out of range (1 to 1024)", count);
-    return false;
-  }
-  if (count == environment.thread_count) return true;
+Status RunState::Impl::set_threads(std::size_t count) {
+  if (count == 0 || count > 1024)
+    return Status(StatusCode::Invalid, fmt::format("thread count {} is out of range (1 to 1024)", count));
+  if (count == environment.thread_count) return Status();
   std::unique_ptr<pthreadpool, PoolDeleter> next;
   if (count > 1) {
     next.reset(pthreadpool_create(count));
-    if (!next) {
-      if (error) *error = fmt::format("cannot start a pool of {} threads", count);
-      return false;
-    }
+    if (!next) return Status(StatusCode::NoMemory, fmt::format("cannot start a pool of {} threads", count));
   }
   pool = std::move(next);
   environment.thread_count = static_cast<uint32_t>(count);
   environment.threadpool = pool.get();
-  return true;
+  return Status();
 }
 
 void RunState::Impl::link_inputs_outputs() {
@@ -242,13 +232,9 @@ void RunState::Impl::link_inputs_outputs() {
   }
 }
 
-RunResult RunState::Impl::execute(InstructionTiming* timings) {
+RunResult RunState::Impl::execute(std::vector<InstructionTiming>* timings) {
   if (!program->symbol_sources.empty()) {
-    RunResult bound;
-    if (!bind_symbols(bound.error)) {
-      bound.ok = false;
-      return bound;
-    }
+    if (Status bound = bind_symbols(); !bound.ok()) return bound;
     evaluate_symbolic();
   }
   context.reset();
@@ -261,13 +247,15 @@ RunResult RunState::Impl::execute(InstructionTiming* timings) {
     return RunResult{};
   }
   using Clock = std::chrono::steady_clock;
+  timings->clear();
+  timings->reserve(calls.size());
   const Clock::time_point start = Clock::now();
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const Clock::time_point before = Clock::now();
     call(calls[i], raw);
     const Clock::time_point after = Clock::now();
-    timings[i] = InstructionTiming{i, std::chrono::duration<double, std::micro>(before - start).count(),
-                                   std::chrono::duration<double, std::micro>(after - before).count()};
+    timings->push_back(InstructionTiming{i, std::chrono::duration<double, std::micro>(before - start).count(),
+                                         std::chrono::duration<double, std::micro>(after - before).count()});
     if (raw->failed) return failure(i);
   }
   return RunResult{};
@@ -277,42 +265,37 @@ RunResult RunState::Impl::failure(std::size_t instruction) {
   et_ops_kernel_context* raw = context.raw();
   raw->message[ET_OPS_MESSAGE_CAPACITY - 1] = '\0';  // a kernel may have filled it without a terminator
   const char* message = raw->message[0] != '\0' ? raw->message : "(the kernel gave no message)";
-  RunResult result;
-  result.ok = false;
-  result.failed_instruction = instruction;
-  result.error = fmt::format("instruction {} ({}): {}", instruction, program->model.instructions[instruction].op,
-                             message);
-  return result;
+  return Status(StatusCode::KernelFailed, fmt::format("instruction {} ({}): {}", instruction,
+                                                      program->model.instructions[instruction].op, message));
 }
 
 RunState::RunState(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RunState::~RunState() = default;
+RunState::RunState(RunState&&) noexcept = default;
+RunState& RunState::operator=(RunState&&) noexcept = default;
 
 TensorRef RunState::input(std::size_t i) { return TensorRef(*impl_->inputs.at(i)); }
 
-bool RunState::set_input(std::size_t i, const void* data, std::size_t nbytes, std::string* error) {
-  if (i >= impl_->inputs.size()) {
-    if (error) *error = fmt::format("input {} does not exist: the program has {} inputs", i, impl_->inputs.size());
-    return false;
-  }
+Status RunState::set_input(std::size_t i, const void* data, std::size_t nbytes) {
+  if (i >= impl_->inputs.size())
+    return Status(StatusCode::Invalid,
+                  fmt::format("input {} does not exist: the program has {} inputs", i, impl_->inputs.size()));
   TensorRef input(*impl_->inputs[i]);
-  if (nbytes != input.nbytes()) {
-    if (error) *error = fmt::format("input {} takes {} bytes, got {}", i, input.nbytes(), nbytes);
-    return false;
-  }
+  if (nbytes != input.nbytes())
+    return Status(StatusCode::Invalid, fmt::format("input {} takes {} bytes, got {}", i, input.nbytes(), nbytes));
   if (nbytes > 0) std::memcpy(input.data(), data, nbytes);
-  return true;
+  return Status();
 }
 
 TensorRef RunState::output(std::size_t i) const { return TensorRef(*impl_->outputs.at(i)); }
 
-bool RunState::resize_input(std::size_t i, const std::vector<int64_t>& sizes, std::string* error) {
-  return impl_->resize_input(i, sizes, error);
+Status RunState::resize_input(std::size_t i, const std::vector<int64_t>& sizes) {
+  return impl_->resize_input(i, sizes);
 }
 
 void RunState::reset() { impl_->reset_state(); }
 
-bool RunState::set_threads(std::size_t count, std::string* error) { return impl_->set_threads(count, error); }
+Status RunState::set_threads(std::size_t count) { return impl_->set_threads(count); }
 
 std::size_t RunState::threads() const { return impl_->environment.thread_count; }
 

@@ -41,9 +41,10 @@ struct __attribute__((visibility("hidden"))) RunState::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  RunResult execute(InstructionTiming* timings);
-  bool set_threads(std::size_t count, std::string* error);
-  bool resize_input(std::size_t i, const std::vector<int64_t>& sizes, std::string* error);
+  // Timings (when not null) get one entry per instruction that ran.
+  RunResult execute(std::vector<InstructionTiming>* timings);
+  Status set_threads(std::size_t count);
+  Status resize_input(std::size_t i, const std::vector<int64_t>& sizes);
   void reset_state();
 
   const Program::Impl* program;
@@ -70,7 +71,7 @@ struct __attribute__((visibility("hidden"))) RunState::Impl {
   void release_instances();
   void link_inputs_outputs();
   void link_dynamic_shapes();
-  bool bind_symbols(std::string& error);
+  Status bind_symbols();
   void evaluate_symbolic();
   void call(const Call& c, et_ops_kernel_context* raw) const {
     if (c.run != nullptr) c.run(raw, c.prepared, c.instance, &environment, c.args, c.arg_count);

@@ -25,17 +25,11 @@ double next_uniform(uint64_t& state) {
 TokenSampler::TokenSampler(double temperature, std::size_t top_k, uint64_t seed)
     : temperature_(temperature), top_k_(top_k), state_(seed) {}
 
-int64_t TokenSampler::next(const float* logits, std::size_t vocab_size, std::string* error) {
+Result<int64_t> TokenSampler::next(const float* logits, std::size_t vocab_size) {
   for (std::size_t i = 0; i < vocab_size; ++i)
-    if (std::isnan(logits[i])) {
-      if (error) *error = fmt::format("logits[{}] is NaN", i);
-      return -1;
-    }
-  if (vocab_size == 0) {
-    if (error) *error = "the logits are empty";
-    return -1;
-  }
-  if (temperature_ == 0.0) return std::max_element(logits, logits + vocab_size) - logits;
+    if (std::isnan(logits[i])) return Status(StatusCode::Invalid, fmt::format("logits[{}] is NaN", i));
+  if (vocab_size == 0) return Status(StatusCode::Invalid, "the logits are empty");
+  if (temperature_ == 0.0) return static_cast<int64_t>(std::max_element(logits, logits + vocab_size) - logits);
   candidates_.clear();
   for (std::size_t i = 0; i < vocab_size; ++i) candidates_.emplace_back(logits[i], static_cast<int64_t>(i));
   if (top_k_ > 0 && top_k_ < vocab_size) {

@@ -76,11 +76,12 @@ bool python(const std::string& code) {
 // policy); a first-wins conflict is reported and the host carries on.
 bool register_host() {
   auto r = et_ops::kernels::quantized::register_kernels();
-  std::printf("host: ok=%d registered=%u deduplicated=%u unchanged=%u\n", r.ok(), r.registered(), r.deduplicated(),
-              r.unchanged());
-  if (!r.ok()) std::printf("host: message: %s\n", r.message().c_str());
+  const et_ops::Registration counts = r ? *r : et_ops::Registration{};
+  std::printf("host: ok=%d registered=%u deduplicated=%u unchanged=%u\n", r.ok(), counts.registered,
+              counts.deduplicated, counts.unchanged);
+  if (!r.ok()) std::printf("host: message: %s\n", r.status().message().c_str());
   std::fflush(stdout);
-  return r.status() != ET_OPS_ERROR_POLICY;
+  return r.status().code() != et_ops::StatusCode::Policy;
 }
 
 bool register_plugin(const std::string& module) {
@@ -128,14 +129,15 @@ void print_loaded_libraries() {
 // Runs the program from C++; returns its output as .npy bytes (empty on failure).
 std::vector<uint8_t> run_in_cpp(const Options& o) {
   auto loaded = et_ops::Program::load(o.program);
-  if (!loaded) return std::printf("program: load failed: %s\n", loaded.error.c_str()), std::vector<uint8_t>();
+  if (!loaded) return std::printf("program: load failed: %s\n", loaded.status().message().c_str()), std::vector<uint8_t>();
   auto input = et_ops::read_npy(o.input);
-  auto state = loaded.program->make_state();
-  std::string error;
-  if (!input.ok() || !state->set_input(0, input.data.data(), input.data.size(), &error))
-    return std::printf("program: bad input: %s%s\n", input.error.c_str(), error.c_str()), std::vector<uint8_t>();
-  if (auto run = loaded.program->run(*state); !run)
-    return std::printf("program: run failed: %s\n", run.error.c_str()), std::vector<uint8_t>();
+  if (!input) return std::printf("program: bad input: %s\n", input.status().message().c_str()), std::vector<uint8_t>();
+  auto state = loaded.value()->make_state();
+  if (!state) return std::printf("program: no run state: %s\n", state.status().message().c_str()), std::vector<uint8_t>();
+  if (auto set = state->set_input(0, input->data.data(), input->data.size()); !set)
+    return std::printf("program: bad input: %s\n", set.message().c_str()), std::vector<uint8_t>();
+  if (auto run = loaded.value()->run(*state); !run)
+    return std::printf("program: run failed: %s\n", run.message().c_str()), std::vector<uint8_t>();
   std::printf("program: ran from C++\n");
   return et_ops::encode_npy(state->output(0));
 }
@@ -152,8 +154,8 @@ bool compare_with_python(const Options& o, const std::vector<uint8_t>& cpp_outpu
   auto from_python = et_ops::read_npy(python_npy);
   std::remove(python_npy.c_str());
   auto from_cpp = et_ops::parse_npy(cpp_output.data(), cpp_output.size());
-  bool identical = from_python.ok() && from_cpp.ok() && from_python.data == from_cpp.data &&
-                   from_python.shape == from_cpp.shape && from_python.dtype == from_cpp.dtype;
+  bool identical = from_python.ok() && from_cpp.ok() && from_python->data == from_cpp->data &&
+                   from_python->shape == from_cpp->shape && from_python->dtype == from_cpp->dtype;
   std::printf("program: C++ and Python outputs %s\n", identical ? "byte-identical" : "DIFFER");
   return identical;
 }
@@ -165,12 +167,12 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o)) return 2;
   bool ok = true;
   if (auto r = et_ops::kernels::portable::register_kernels(); !r) {
-    std::printf("host portable kernels: %s\n", r.message().c_str());
+    std::printf("host portable kernels: %s\n", r.status().message().c_str());
     ok = false;
   }
 #if defined(HOST_REGISTERS_XNNPACK)
   if (auto r = et_ops::kernels::xnnpack::register_kernels(); !r) {
-    std::printf("host xnnpack kernels: %s\n", r.message().c_str());
+    std::printf("host xnnpack kernels: %s\n", r.status().message().c_str());
     ok = false;
   }
 #endif

@@ -14,12 +14,13 @@ namespace {
 
 py::dict registration_outcome(const et_ops::RegistrationResult& r) {
   py::dict d;
+  const et_ops::Registration counts = r ? *r : et_ops::Registration{};
   d["ok"] = r.ok();
-  d["status"] = static_cast<int>(r.status());
-  d["registered"] = r.registered();
-  d["deduplicated"] = r.deduplicated();
-  d["unchanged"] = r.unchanged();
-  d["message"] = r.message();
+  d["status"] = static_cast<int>(r.status().code());
+  d["registered"] = counts.registered;
+  d["deduplicated"] = counts.deduplicated;
+  d["unchanged"] = counts.unchanged;
+  d["message"] = r.status().message();
   return d;
 }
 

@@ -57,14 +57,15 @@ LoadLimits fuzz_limits() {
 }
 
 void run_with_zeroed_inputs(const Program& program) {
-  std::unique_ptr<RunState> state = program.make_state();
+  Result<RunState> state = program.make_state();
+  if (!state) target_failure(kTarget, state.status().message().c_str());
   for (std::size_t i = 0; i < program.input_count(); ++i) {
     const std::vector<uint8_t> zeros(program.input_spec(i).nbytes(), 0);
-    std::string error;
-    if (!state->set_input(i, zeros.data(), zeros.size(), &error)) target_failure(kTarget, error.c_str());
+    if (const Status set = state->set_input(i, zeros.data(), zeros.size()); !set)
+      target_failure(kTarget, set.message().c_str());
   }
   const RunResult result = program.run(*state);
-  if (!result.ok && result.error.empty()) target_failure(kTarget, "a failed run gave no error message");
+  if (!result.ok() && result.message().empty()) target_failure(kTarget, "a failed run gave no error message");
   // Reading every output byte (in logical order) catches an output tensor
   // whose metadata or data pointer is wrong.
   for (std::size_t i = 0; i < program.output_count(); ++i) (void)encode_npy(state->output(i));
@@ -76,14 +77,14 @@ int fuzz_etp_loader(const uint8_t* data, std::size_t size) {
   static const bool registered = register_kernel_sets();
   (void)registered;
   const MemoryFile file(data, size);
-  const Program::Inspection inspection = Program::inspect(file.path(), fuzz_limits());
+  const Result<Program::Inspection> inspection = Program::inspect(file.path(), fuzz_limits());
   const LoadResult loaded = Program::load(file.path(), fuzz_limits());
   if (!loaded.ok()) {
-    if (loaded.error.empty()) target_failure(kTarget, "a refused program gave no error message");
+    if (loaded.status().message().empty()) target_failure(kTarget, "a refused program gave no error message");
     return 0;
   }
-  if (!inspection.error.empty()) target_failure(kTarget, "inspect refused a program that load accepts");
-  run_with_zeroed_inputs(*loaded.program);
+  if (!inspection) target_failure(kTarget, "inspect refused a program that load accepts");
+  run_with_zeroed_inputs(*loaded.value());
   return 0;
 }
 

@@ -21,10 +21,10 @@ bool is_open(const char* path) {
 TEST_CASE("a loaded library is registered until its handle goes", "[loader]") {
   REQUIRE_FALSE(is_open(TEST_PLUGIN_PATH));
   {
-    et_ops::LoadedKernelLibrary library = et_ops::load_kernel_library(TEST_PLUGIN_PATH);
-    REQUIRE(library.ok());
-    CHECK(library.message().empty());
-    CHECK(library.registration().registered() == 1);
+    et_ops::Result<et_ops::LoadedKernelLibrary> loaded = et_ops::load_kernel_library(TEST_PLUGIN_PATH);
+    REQUIRE(loaded.ok());
+    et_ops::LoadedKernelLibrary library = *std::move(loaded);
+    CHECK(library.registration().registered == 1);
     CHECK(std::string(library.manifest()->component) == "test_plugin");
     CHECK(library.library_path() == et_ops::canonical_library_path(TEST_PLUGIN_PATH));
     CHECK(et_ops::has_operator("et_test_plugin::negate.out"));
@@ -37,34 +37,34 @@ TEST_CASE("a loaded library is registered until its handle goes", "[loader]") {
 }
 
 TEST_CASE("open_kernel_library reads the manifest without registering", "[loader]") {
-  et_ops::LoadedKernelLibrary library = et_ops::open_kernel_library(TEST_PLUGIN_PATH);
+  et_ops::Result<et_ops::LoadedKernelLibrary> library = et_ops::open_kernel_library(TEST_PLUGIN_PATH);
   REQUIRE(library.ok());
-  CHECK(library.manifest()->record_count == 1);
+  CHECK(library->manifest()->record_count == 1);
   CHECK_FALSE(et_ops::has_operator("et_test_plugin::negate.out"));
 }
 
 TEST_CASE("failed loads say why and leave nothing registered or open", "[loader]") {
   const auto before = et_ops::counters();
   SECTION("no such file") {
-    et_ops::LoadedKernelLibrary library = et_ops::load_kernel_library("/no/such/libkernels.so");
-    CHECK(library.error() == et_ops::LibraryLoadError::Open);
-    CHECK(library.message() == "/no/such/libkernels.so: no such kernel library");
+    et_ops::Result<et_ops::LoadedKernelLibrary> library = et_ops::load_kernel_library("/no/such/libkernels.so");
+    CHECK(library.status().code() == et_ops::StatusCode::LibraryOpen);
+    CHECK(library.status().message() == "/no/such/libkernels.so: no such kernel library");
   }
   SECTION("not a shared object") {
-    et_ops::LoadedKernelLibrary library = et_ops::load_kernel_library(NOT_A_LIBRARY_PATH);
-    CHECK(library.error() == et_ops::LibraryLoadError::Open);
-    CHECK_THAT(library.message(), Catch::StartsWith(std::string(NOT_A_LIBRARY_PATH) + ": cannot load"));
+    et_ops::Result<et_ops::LoadedKernelLibrary> library = et_ops::load_kernel_library(NOT_A_LIBRARY_PATH);
+    CHECK(library.status().code() == et_ops::StatusCode::LibraryOpen);
+    CHECK_THAT(library.status().message(), Catch::StartsWith(std::string(NOT_A_LIBRARY_PATH) + ": cannot load"));
   }
   SECTION("a shared object without the entry point") {
-    et_ops::LoadedKernelLibrary library = et_ops::load_kernel_library(NO_ENTRY_POINT_PATH);
-    CHECK(library.error() == et_ops::LibraryLoadError::EntryPoint);
-    CHECK_THAT(library.message(), Catch::Contains("does not define et_ops_kernel_library_manifest()"));
+    et_ops::Result<et_ops::LoadedKernelLibrary> library = et_ops::load_kernel_library(NO_ENTRY_POINT_PATH);
+    CHECK(library.status().code() == et_ops::StatusCode::EntryPoint);
+    CHECK_THAT(library.status().message(), Catch::Contains("does not define et_ops_kernel_library_manifest()"));
     CHECK_FALSE(is_open(NO_ENTRY_POINT_PATH));
   }
   SECTION("a kernel that does not match its schema") {
-    et_ops::LoadedKernelLibrary library = et_ops::load_kernel_library(MISMATCH_PLUGIN_PATH);
-    CHECK(library.error() == et_ops::LibraryLoadError::EntryPoint);
-    CHECK_THAT(library.message(),
+    et_ops::Result<et_ops::LoadedKernelLibrary> library = et_ops::load_kernel_library(MISMATCH_PLUGIN_PATH);
+    CHECK(library.status().code() == et_ops::StatusCode::EntryPoint);
+    CHECK_THAT(library.status().message(),
                Catch::Contains("returned no manifest: kernel library mismatch_plugin: kit_test::scale.out: argument 1 "
                                "('factor') is 'float' in the schema"));
     CHECK_FALSE(et_ops::has_operator("kit_test::scale.out"));
@@ -72,15 +72,14 @@ TEST_CASE("failed loads say why and leave nothing registered or open", "[loader]
   }
   SECTION("a batch the policy rejects") {
     et_ops::set_duplicate_policy(et_ops::DuplicatePolicy::FirstWins);
-    et_ops::LoadedKernelLibrary original = et_ops::load_kernel_library(COPY_A_PATH);
+    et_ops::Result<et_ops::LoadedKernelLibrary> original = et_ops::load_kernel_library(COPY_A_PATH);
     REQUIRE(original.ok());
-    et_ops::LoadedKernelLibrary modified = et_ops::load_kernel_library(COPY_MODIFIED_PATH);
-    CHECK(modified.error() == et_ops::LibraryLoadError::Registration);
-    CHECK(modified.registration().status() == ET_OPS_ERROR_CONFLICT);
-    CHECK(et_ops::counters().registered == before.registered + original.registration().registered());
-    CHECK_THAT(modified.message(), Catch::Contains("Rejected the kernels of component test_kernels"));
+    et_ops::Result<et_ops::LoadedKernelLibrary> modified = et_ops::load_kernel_library(COPY_MODIFIED_PATH);
+    CHECK(modified.status().code() == et_ops::StatusCode::Conflict);
+    CHECK(et_ops::counters().registered == before.registered + original->registration().registered);
+    CHECK_THAT(modified.status().message(), Catch::Contains("Rejected the kernels of component test_kernels"));
     CHECK_FALSE(is_open(COPY_MODIFIED_PATH));
-    original.close();
+    original->close();
     CHECK_FALSE(et_ops::has_operator("et_test::add_offset.out"));
     et_ops::clear_duplicate_policy();
     return;

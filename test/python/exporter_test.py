@@ -171,6 +171,7 @@ class ApiTest(unittest.TestCase):
                 ex.export(module, (x,), name="unsupported")
             nodes = {(n.op, n.target, n.module_path) for n in caught.exception.nodes}
             self.assertIn(("call_function", "aten::erfinv", "inner"), nodes)
+            self.assertIsInstance(caught.exception, et_ops.Error)
             self.assertIn(("call_function", "aten::cumsum", ""), nodes)
             message = str(caught.exception)
             self.assertIn("aten::erfinv", message)

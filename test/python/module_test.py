@@ -447,6 +447,10 @@ class RegistryTest(unittest.TestCase):
             self.assertIn("'first-wins'", str(caught.exception))
         self.assertEqual(et_ops.duplicate_policy(), before)
 
+    def test_set_duplicate_policy_raises_a_usage_error(self):
+        with self.assertRaises(et_ops.UsageError):
+            et_ops.set_duplicate_policy("ignore")
+
     def test_invalid_policy_variable_makes_the_import_fail(self):
         child = harness.run_python("import et_ops", {"ET_OPS_DUPLICATE_POLICY": "first_wins"})
         self.assertNotEqual(child.returncode, 0)
@@ -536,6 +540,28 @@ class LoadLibraryTest(TempDirTest):
             et_ops.load_library(not_a_kernel_library)
         self.assertEqual(caught.exception.reason, "entry_point")
         self.assertIn("et_ops_kernel_library_manifest", str(caught.exception))
+
+
+class ErrorsTest(unittest.TestCase):
+    """Every exception the package defines derives from et_ops.Error."""
+
+    def test_every_exception_class_derives_from_error(self):
+        import et_ops.cpu_independence
+        import et_ops.errors
+        import et_ops.sdk
+        modules = (et_ops, et_ops.errors, et_ops.etp, et_ops.sdk, et_ops.cpu_independence)
+        classes = {value for module in modules for value in vars(module).values()
+                   if isinstance(value, type) and issubclass(value, BaseException)
+                   and value.__module__.startswith("et_ops")}
+        self.assertIn(et_ops.PinningError, classes)
+        for cls in classes:
+            with self.subTest(cls.__name__):
+                self.assertTrue(issubclass(cls, et_ops.Error))
+
+    def test_a_program_that_does_not_parse_is_a_format_error(self):
+        with self.assertRaises(et_ops.FormatError) as caught:
+            et_ops.etp.parse_program(b"ETP")
+        self.assertIsInstance(caught.exception, ValueError)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ TEST_CASE("a registered batch is visible with its origin, schema and fingerprint
                       {"unit::two.out", "", &kernel_two, "unit::two.out() -> ()", "fp-two"}});
   auto result = et_ops::register_manifest(m.raw);
   REQUIRE(result.ok());
-  CHECK(result.registered() == 2);
+  CHECK(result->registered == 2);
   CHECK(et_ops::lookup("unit::one.out") == &kernel_one);
   CHECK(et_ops::has_operator("unit::two.out"));
   CHECK(et_ops::lookup("unit::three.out") == nullptr);
@@ -112,8 +112,12 @@ TEST_CASE("kernel keys round-trip and reject malformed text", "[key]") {
   CHECK(et_ops::KernelKey::parse("")->is_fallback());
   for (const char* bad : {"v2/6;0", "v1/", "v1/99;0", "v1/6", "v1/6;x", "v1/6;0|", "6;0"}) {
     INFO(bad);
-    CHECK_FALSE(et_ops::KernelKey::parse(bad));
+    const et_ops::Result<et_ops::KernelKey> refused = et_ops::KernelKey::parse(bad);
+    CHECK(refused.status().code() == et_ops::StatusCode::Invalid);
+    CHECK(refused.status().message().rfind(std::string("'") + bad + "' is not a kernel key: ", 0) == 0);
   }
+  CHECK(et_ops::KernelKey::parse("v1/6;0|6;x").status().message() ==
+        "'v1/6;0|6;x' is not a kernel key: tensor 1 ('6;x') is not <dtype number>;<dim order>");
 }
 
 TEST_CASE("a rejected batch registers nothing and leaves the dump byte-for-byte unchanged", "[registry][atomic]") {
@@ -126,9 +130,9 @@ TEST_CASE("a rejected batch registers nothing and leaves the dump byte-for-byte 
                       {"et_test::negate.out", "", &kernel_two,
                        "et_test::negate.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", "another-fingerprint"}});
   auto result = et_ops::register_manifest(m.raw);
-  CHECK(result.status() == ET_OPS_ERROR_CONFLICT);
-  CHECK(result.message().find("et_test::negate.out") != std::string::npos);
-  CHECK(result.message().find("unit::fresh.out") == std::string::npos);
+  CHECK(result.status().code() == et_ops::StatusCode::Conflict);
+  CHECK(result.status().message().find("et_test::negate.out") != std::string::npos);
+  CHECK(result.status().message().find("unit::fresh.out") == std::string::npos);
   CHECK(et_ops::dump_records() == before);
   CHECK_FALSE(et_ops::has_operator("unit::fresh.out"));
 }
@@ -143,8 +147,8 @@ TEST_CASE("an injected allocation failure leaves the registry unchanged", "[regi
     et_ops::detail::inject_registration_allocation_failure(failing_record);
     auto result = et_ops::register_manifest(m.raw);
     et_ops::detail::inject_registration_allocation_failure(-1);
-    CHECK(result.status() == ET_OPS_ERROR_NO_MEMORY);
-    CHECK(result.message().find("unchanged") != std::string::npos);
+    CHECK(result.status().code() == et_ops::StatusCode::NoMemory);
+    CHECK(result.status().message().find("unchanged") != std::string::npos);
     CHECK(et_ops::dump_records() == before);
     CHECK_FALSE(et_ops::has_operator("unit::a.out"));
     const auto counters_after = et_ops::counters();
@@ -176,17 +180,17 @@ TEST_CASE("malformed manifests are refused with a reason", "[registry][abi]") {
   Manifest bad_version = Manifest("unit", good.records);
   bad_version.raw.abi_version = 99;
   auto r = et_ops::register_manifest(bad_version.raw);
-  CHECK(r.status() == ET_OPS_ERROR_INVALID);
-  CHECK(r.message().find("ABI version 99") != std::string::npos);
+  CHECK(r.status().code() == et_ops::StatusCode::Invalid);
+  CHECK(r.status().message().find("ABI version 99") != std::string::npos);
 
   Manifest no_fn("unit", {{"unit::x.out", "", nullptr, "s", "f"}});
-  CHECK(et_ops::register_manifest(no_fn.raw).message().find("no function") != std::string::npos);
+  CHECK(et_ops::register_manifest(no_fn.raw).status().message().find("no function") != std::string::npos);
 
   Manifest bad_key("unit", {{"unit::x.out", "v7/zz", &kernel_one, "s", "f"}});
-  CHECK(et_ops::register_manifest(bad_key.raw).message().find("invalid kernel key") != std::string::npos);
+  CHECK(et_ops::register_manifest(bad_key.raw).status().message().find("invalid kernel key") != std::string::npos);
 
   Manifest twice("unit", {{"unit::x.out", "", &kernel_one, "s", "f"}, {"unit::x.out", "", &kernel_two, "s", "f"}});
-  CHECK(et_ops::register_manifest(twice.raw).message().find("appears twice") != std::string::npos);
+  CHECK(et_ops::register_manifest(twice.raw).status().message().find("appears twice") != std::string::npos);
   CHECK_FALSE(et_ops::has_operator("unit::x.out"));
 
   auto c_result = et_ops_register_manifest(nullptr);
@@ -230,8 +234,8 @@ TEST_CASE("short operator names survive the table growing (names stored inside t
   REQUIRE(et_ops::register_manifest(many.raw).ok());
   auto again = et_ops::register_manifest(first.raw);  // the existing entries must be found, not duplicated
   REQUIRE(again.ok());
-  CHECK(again.unchanged() == 2);
-  CHECK(again.registered() == 0);
+  CHECK(again->unchanged == 2);
+  CHECK(again->registered == 0);
   std::size_t entries_for_a = 0;
   for (const auto& r : et_ops::registered_records()) entries_for_a += r.op == "u::a";
   CHECK(entries_for_a == 1);
@@ -246,7 +250,7 @@ TEST_CASE("an operator's records need not be consecutive in a batch", "[registry
                       {"unit::split.out", "", &kernel_one, "s", "f"}});
   auto result = et_ops::register_manifest(m.raw);
   REQUIRE(result.ok());
-  CHECK(result.registered() == 3);
+  CHECK(result->registered == 3);
   CHECK(lookup_for_int8("unit::split.out") == &kernel_int8);
   CHECK(et_ops::lookup("unit::split.out") == &kernel_one);
   CHECK(et_ops::lookup("unit::between.out") == &kernel_two);
@@ -263,7 +267,7 @@ TEST_CASE("a later batch adds a key to an operator already registered", "[regist
                            {"unit::grows.out", key.c_str(), &kernel_int8, "s", "f"}});
   auto result = et_ops::register_manifest(second.raw);
   REQUIRE(result.ok());
-  CHECK(result.registered() == 2);
+  CHECK(result->registered == 2);
   CHECK(lookup_for_int8("unit::grows.out") == &kernel_int8);
   CHECK(et_ops::lookup("unit::grows.out") == &kernel_one);
   CHECK(et_ops::lookup("unit::stays.out") == &kernel_two);
@@ -320,7 +324,7 @@ TEST_CASE("a version 2 manifest keeps each prepared kernel's functions with its 
                     records.size()};
   auto result = et_ops::register_manifest(m);
   REQUIRE(result.ok());
-  CHECK(result.registered() == 4);
+  CHECK(result->registered == 4);
   const et_ops::ResolvedKernel p = et_ops::lookup_kernel("unit::p.out");
   CHECK(p.fn == &kernel_one);
   CHECK(p.prepared == &prepared_stub);
@@ -335,7 +339,7 @@ TEST_CASE("a version 2 manifest keeps each prepared kernel's functions with its 
   }
 
   records[1].kind = 7;
-  CHECK(et_ops::register_manifest(m).message().find("unknown kernel kind 7") != std::string::npos);
+  CHECK(et_ops::register_manifest(m).status().message().find("unknown kernel kind 7") != std::string::npos);
   records[1].kind = ET_OPS_KERNEL_PREPARED;  // without its functions
-  CHECK(et_ops::register_manifest(m).message().find("prepared kernel without") != std::string::npos);
+  CHECK(et_ops::register_manifest(m).status().message().find("prepared kernel without") != std::string::npos);
 }

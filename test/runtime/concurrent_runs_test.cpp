@@ -39,10 +39,13 @@ std::vector<float> input_for_run(const et_ops::NpyArray& input, int run) {
 // Every output of one run, as the bytes encode_npy writes.
 std::vector<std::vector<uint8_t>> run_once(const et_ops::Program& program, et_ops::RunState& state,
                                            const std::vector<float>& input, std::string& error) {
-  if (!state.set_input(0, input.data(), input.size() * sizeof(float), &error)) return {};
+  if (const et_ops::Status set = state.set_input(0, input.data(), input.size() * sizeof(float)); !set) {
+    error = set.message();
+    return {};
+  }
   const et_ops::RunResult result = program.run(state);
-  if (!result.ok) {
-    error = result.error;
+  if (!result.ok()) {
+    error = result.message();
     return {};
   }
   std::vector<std::vector<uint8_t>> outputs;
@@ -57,11 +60,12 @@ TEST_CASE("example programs run from several threads give the serial results") {
     DYNAMIC_SECTION(name) {
       const std::string dir = std::string(EXAMPLES_DIR) + "/" + name + "/";
       const et_ops::LoadResult loaded = et_ops::Program::load(dir + name + ".etp");
-      INFO(loaded.error);
+      INFO(loaded.status().message());
       REQUIRE(loaded.ok());
-      const et_ops::Program& program = *loaded.program;
-      const et_ops::NpyArray input = et_ops::read_npy(dir + name + "_input_0.npy");
-      REQUIRE(input.ok());
+      const et_ops::Program& program = *loaded.value();
+      const et_ops::Result<et_ops::NpyArray> read = et_ops::read_npy(dir + name + "_input_0.npy");
+      REQUIRE(read.ok());
+      const et_ops::NpyArray& input = *read;
       REQUIRE(input.dtype == et_ops::DType::Float32);
 
       std::vector<std::vector<std::vector<uint8_t>>> expected(kThreads * kRunsPerThread);

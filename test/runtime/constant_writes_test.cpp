@@ -12,7 +12,7 @@
 #include "test_kernels.h"
 
 using et_ops::DType;
-using et_ops::LoadErrorKind;
+using et_ops::StatusCode;
 using et_ops::LoadResult;
 using et_ops::test::EtpWriter;
 using et_ops::test::TempDir;
@@ -65,10 +65,10 @@ TEST_CASE("a constant in an out position is a load error naming the instruction 
   w.instruction("et_test_rt::scale.out", {x, w.double_value(2.0), constant});
   TempDir dir;
   const LoadResult result = load(w, dir);
-  INFO(result.error);
+  INFO(result.status().message());
   REQUIRE_FALSE(result.ok());
-  CHECK(result.kind == LoadErrorKind::Format);
-  CHECK(result.error == dir.file("program.etp") +
+  CHECK(result.status().code() == et_ops::StatusCode::Format);
+  CHECK(result.status().message() == dir.file("program.etp") +
                             ": instructions[0].args[2] names value 1, a constant, where et_test_rt::scale.out writes "
                             "its argument 2; constants are read-only");
 }
@@ -77,16 +77,16 @@ TEST_CASE("every written argument of a schema is checked, and only those") {
   TempDir dir;
   SECTION("a constant read by the kernel loads") {
     const LoadResult result = load(two_out_program(0), dir);
-    INFO(result.error);
+    INFO(result.status().message());
     CHECK(result.ok());
   }
   SECTION("a constant as the first output is refused") {
     const LoadResult result = load(two_out_program(2), dir);
-    CHECK_THAT(result.error, Catch::Contains("instructions[0].args[2]") && Catch::Contains("et_test_cw::two_out.out"));
+    CHECK_THAT(result.status().message(), Catch::Contains("instructions[0].args[2]") && Catch::Contains("et_test_cw::two_out.out"));
   }
   SECTION("a constant as the second output is refused") {
     const LoadResult result = load(two_out_program(3), dir);
-    CHECK_THAT(result.error, Catch::Contains("instructions[0].args[3]") && Catch::Contains("constants are read-only"));
+    CHECK_THAT(result.status().message(), Catch::Contains("instructions[0].args[3]") && Catch::Contains("constants are read-only"));
   }
 }
 
@@ -99,6 +99,6 @@ TEST_CASE("a schema without annotations is not checked: the write still faults a
   w.instruction("et_test_rt::poke.out", {constant});
   TempDir dir;
   const LoadResult result = load(w, dir);
-  INFO(result.error);
+  INFO(result.status().message());
   CHECK(result.ok());
 }

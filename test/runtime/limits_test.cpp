@@ -13,7 +13,7 @@
 #include "program_fixtures.h"
 #include "test_kernels.h"
 
-using et_ops::LoadErrorKind;
+using et_ops::StatusCode;
 using et_ops::LoadLimits;
 using et_ops::LoadResult;
 using et_ops::Program;
@@ -30,11 +30,11 @@ struct Registered {
 void require_accepted(const std::vector<uint8_t>& bytes, const LoadLimits& limits) {
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, bytes, limits);
-  INFO("load: " << loaded.error);
+  INFO("load: " << loaded.status().message());
   CHECK(loaded.ok());
-  const Program::Inspection inspection = Program::inspect(dir.file("program.etp"), limits);
-  INFO("inspect: " << inspection.error);
-  CHECK(inspection.error.empty());
+  const et_ops::Result<Program::Inspection> inspection = Program::inspect(dir.file("program.etp"), limits);
+  INFO("inspect: " << inspection.status().message());
+  CHECK(inspection.ok());
 }
 
 // Loads and inspects `bytes` under `limits`; requires both to refuse it
@@ -43,21 +43,22 @@ void require_refused(const std::vector<uint8_t>& bytes, const LoadLimits& limits
   TempDir dir;
   const std::string path = dir.file("program.etp");
   const LoadResult loaded = et_ops::test::load_bytes(dir, bytes, limits);
-  INFO("load: " << loaded.error);
+  INFO("load: " << loaded.status().message());
   REQUIRE_FALSE(loaded.ok());
-  CHECK(loaded.kind == LoadErrorKind::Format);
-  CHECK_THAT(loaded.error, Catch::StartsWith(path + ": ") && Catch::Contains(fragment));
-  const Program::Inspection inspection = Program::inspect(path, limits);
-  CHECK_THAT(inspection.error, Catch::StartsWith(path + ": ") && Catch::Contains(fragment));
+  CHECK(loaded.status().code() == et_ops::StatusCode::Format);
+  CHECK_THAT(loaded.status().message(), Catch::StartsWith(path + ": ") && Catch::Contains(fragment));
+  const et_ops::Result<Program::Inspection> inspection = Program::inspect(path, limits);
+  CHECK(inspection.status().code() == et_ops::StatusCode::Format);
+  CHECK_THAT(inspection.status().message(), Catch::StartsWith(path + ": ") && Catch::Contains(fragment));
 }
 
 // The activation memory the add_scale program plans under default limits.
 std::size_t planned_bytes(const EtpWriter& w) {
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  return loaded.program->planned_memory_bytes();
+  return loaded.value()->planned_memory_bytes();
 }
 
 // A header whose "metadata" nests arrays so that the whole header is
@@ -121,9 +122,9 @@ TEST_CASE("a program beyond the default memory limit loads when the limit is rai
   raised.max_memory_bytes = std::size_t(8) << 30;
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes(), raised);
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  CHECK(loaded.program->planned_memory_bytes() == std::size_t(4) << 30);
+  CHECK(loaded.value()->planned_memory_bytes() == std::size_t(4) << 30);
 }
 
 TEST_CASE("value count: the program's count loads, one less is refused") {

@@ -100,9 +100,9 @@ TEST_CASE("an allocation failure at any point of a load is a load error that rel
     et_ops::detail::inject_load_allocation_failure(countdown);
     const LoadResult result = Program::load(path);
     if (result.ok()) break;
-    INFO("countdown " << countdown << ": " << result.error);
-    CHECK(result.kind == et_ops::LoadErrorKind::Format);
-    CHECK(result.error == path + ": out of memory while loading the program");
+    INFO("countdown " << countdown << ": " << result.status().message());
+    CHECK(result.status().code() == et_ops::StatusCode::Format);
+    CHECK(result.status().message() == path + ": out of memory while loading the program");
     CHECK_FALSE(is_mapped(path));
     CHECK(open_descriptors() == descriptors);
     ++failed_points;
@@ -127,12 +127,12 @@ TEST_CASE("a load after injected failures loads and runs normally") {
   }
   et_ops::detail::inject_load_allocation_failure(-1);
   const LoadResult loaded = Program::load(path);
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
+  auto state = loaded.value()->make_state();
   const std::vector<float> x = {1, 2, 3, 4, 5, 6};
   REQUIRE(state->set_input(0, x.data(), x.size() * sizeof(float)));
-  REQUIRE(loaded.program->run(*state).ok);
+  REQUIRE(loaded.value()->run(*state).ok());
   // z = -((x + c) * 2.5) with c = 0.5, 1.5, ...
   const std::vector<float> expected = {-3.75f, -8.75f, -13.75f, -18.75f, -23.75f, -28.75f};
   CHECK(et_ops::test::output_floats(*state, 0) == expected);
@@ -144,8 +144,8 @@ TEST_CASE("inspect reports an injected allocation failure as its error") {
   et_ops::test::add_scale_program().write(path);
   InjectionOff off;
   et_ops::detail::inject_load_allocation_failure(0);
-  const Program::Inspection inspection = Program::inspect(path);
-  CHECK(inspection.error == path + ": out of memory while reading the program");
-  CHECK(inspection.operators.empty());
+  const et_ops::Result<Program::Inspection> inspection = Program::inspect(path);
+  CHECK(inspection.status().code() == et_ops::StatusCode::Format);
+  CHECK(inspection.status().message() == path + ": out of memory while reading the program");
   CHECK_FALSE(is_mapped(path));
 }

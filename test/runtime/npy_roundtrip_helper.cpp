@@ -11,15 +11,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s IN.npy OUT.npy\n", argv[0]);
     return 2;
   }
-  et_ops::NpyArray array = et_ops::read_npy(argv[1]);
-  if (!array.ok()) {
-    std::fprintf(stderr, "%s\n", array.error.c_str());
+  et_ops::Result<et_ops::NpyArray> array = et_ops::read_npy(argv[1]);
+  if (!array) {
+    std::fprintf(stderr, "%s\n", array.status().message().c_str());
     return 1;
   }
-  et_ops::Tensor tensor(array.dtype, array.data.data(), array.shape);
-  std::string error;
-  if (!et_ops::write_npy(argv[2], tensor, &error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  et_ops::Tensor tensor(array->dtype, array->data.data(), array->shape);
+  if (const et_ops::Status written = et_ops::write_npy(argv[2], tensor); !written) {
+    std::fprintf(stderr, "%s\n", written.message().c_str());
     return 1;
   }
   return 0;

@@ -35,13 +35,13 @@ std::vector<uint8_t> npy_bytes(int major, const std::string& dict, const std::ve
   return bytes;
 }
 
-NpyArray parse(const std::vector<uint8_t>& bytes) { return et_ops::parse_npy(bytes.data(), bytes.size(), "in.npy"); }
+et_ops::Result<NpyArray> parse(const std::vector<uint8_t>& bytes) { return et_ops::parse_npy(bytes.data(), bytes.size(), "in.npy"); }
 
 void require_npy_error(const std::vector<uint8_t>& bytes, const std::string& fragment) {
-  const NpyArray array = parse(bytes);
-  INFO("error: " << array.error);
+  const et_ops::Result<NpyArray> array = parse(bytes);
+  INFO("error: " << array.status().message());
   REQUIRE_FALSE(array.ok());
-  CHECK_THAT(array.error, Catch::StartsWith("in.npy: ") && Catch::Contains(fragment));
+  CHECK_THAT(array.status().message(), Catch::StartsWith("in.npy: ") && Catch::Contains(fragment));
 }
 
 }  // namespace
@@ -56,13 +56,13 @@ TEST_CASE("every program dtype round trips through .npy") {
       Tensor tensor(dtype, data.data(), {2, 3});
       const std::vector<uint8_t> encoded = et_ops::encode_npy(tensor);
       CHECK((encoded.size() - data.size()) % 64 == 0);  // the data starts 64-byte aligned
-      const NpyArray array = parse(encoded);
-      INFO(array.error);
+      const et_ops::Result<NpyArray> array = parse(encoded);
+      INFO(array.status().message());
       REQUIRE(array.ok());
       // NumPy has no bfloat16: its raw bits travel as uint16.
-      CHECK(array.dtype == (dtype == DType::BFloat16 ? DType::UInt16 : dtype));
-      CHECK(array.shape == std::vector<int64_t>{2, 3});
-      CHECK(array.data == data);
+      CHECK(array->dtype == (dtype == DType::BFloat16 ? DType::UInt16 : dtype));
+      CHECK(array->shape == std::vector<int64_t>{2, 3});
+      CHECK(array->data == data);
     }
   }
 }
@@ -71,10 +71,10 @@ TEST_CASE("a tensor in any dim order is written in logical C order") {
   // Logical [[0, 1, 2], [3, 4, 5]] stored column-major (dim_order 1, 0).
   std::vector<int32_t> column_major = {0, 3, 1, 4, 2, 5};
   Tensor tensor(DType::Int32, column_major.data(), {2, 3}, {1, 0});
-  const NpyArray array = parse(et_ops::encode_npy(tensor));
+  const et_ops::Result<NpyArray> array = parse(et_ops::encode_npy(tensor));
   REQUIRE(array.ok());
   std::vector<int32_t> logical(6);
-  std::memcpy(logical.data(), array.data.data(), 24);
+  std::memcpy(logical.data(), array->data.data(), 24);
   CHECK(logical == std::vector<int32_t>{0, 1, 2, 3, 4, 5});
 }
 
@@ -86,39 +86,39 @@ TEST_CASE("a 3-d channels-last tensor is written in logical order") {
     for (int b = 0; b < 2; ++b)
       for (int c = 0; c < 3; ++c) memory[size_t(a * strides[0] + b * strides[1] + c * strides[2])] = int16_t(a * 100 + b * 10 + c);
   Tensor tensor(DType::Int16, memory.data(), {2, 2, 3}, {0, 2, 1});
-  const NpyArray array = parse(et_ops::encode_npy(tensor));
+  const et_ops::Result<NpyArray> array = parse(et_ops::encode_npy(tensor));
   REQUIRE(array.ok());
   std::vector<int16_t> logical(12);
-  std::memcpy(logical.data(), array.data.data(), 24);
+  std::memcpy(logical.data(), array->data.data(), 24);
   CHECK(logical == std::vector<int16_t>{0, 1, 2, 10, 11, 12, 100, 101, 102, 110, 111, 112});
 }
 
 TEST_CASE("0-d, 1-d and empty arrays") {
   int64_t scalar = 42;
-  const NpyArray zero_d = parse(et_ops::encode_npy(Tensor(DType::Int64, &scalar, {})));
+  const et_ops::Result<NpyArray> zero_d = parse(et_ops::encode_npy(Tensor(DType::Int64, &scalar, {})));
   REQUIRE(zero_d.ok());
-  CHECK(zero_d.shape.empty());
-  CHECK(zero_d.data.size() == 8);
+  CHECK(zero_d->shape.empty());
+  CHECK(zero_d->data.size() == 8);
   float five[5] = {1, 2, 3, 4, 5};
   const std::vector<uint8_t> one_d = et_ops::encode_npy(Tensor(DType::Float32, five, {5}));
   CHECK(std::string(one_d.begin() + 10, one_d.begin() + 70).find("'shape': (5,)") != std::string::npos);
-  CHECK(parse(one_d).shape == std::vector<int64_t>{5});
-  const NpyArray empty = parse(et_ops::encode_npy(Tensor(DType::Float32, five, {0, 3})));
+  CHECK(parse(one_d)->shape == std::vector<int64_t>{5});
+  const et_ops::Result<NpyArray> empty = parse(et_ops::encode_npy(Tensor(DType::Float32, five, {0, 3})));
   REQUIRE(empty.ok());
-  CHECK(empty.shape == std::vector<int64_t>{0, 3});
-  CHECK(empty.data.empty());
+  CHECK(empty->shape == std::vector<int64_t>{0, 3});
+  CHECK(empty->data.empty());
 }
 
 TEST_CASE("format versions 1.0, 2.0 and 3.0 are read") {
   const std::vector<uint8_t> data = pattern(8);
   for (int major : {1, 2, 3}) {
-    const NpyArray array = parse(npy_bytes(major, "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 2), }", data));
-    INFO(array.error);
+    const et_ops::Result<NpyArray> array = parse(npy_bytes(major, "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 2), }", data));
+    INFO(array.status().message());
     REQUIRE(array.ok());
-    CHECK(array.dtype == DType::Int16);
-    CHECK(array.data == data);
+    CHECK(array->dtype == DType::Int16);
+    CHECK(array->data == data);
   }
-  const NpyArray reordered = parse(npy_bytes(1, "{\"shape\": (4,), \"fortran_order\": False, \"descr\": \"|u1\"}", pattern(4)));
+  const et_ops::Result<NpyArray> reordered = parse(npy_bytes(1, "{\"shape\": (4,), \"fortran_order\": False, \"descr\": \"|u1\"}", pattern(4)));
   CHECK(reordered.ok());
 }
 
@@ -196,14 +196,18 @@ TEST_CASE("every truncation of a .npy file is an error, never a crash") {
 TEST_CASE("files: write, read back, and errors naming the path") {
   et_ops::test::TempDir dir;
   double values[4] = {0.5, -1, 2, 1e300};
-  std::string error;
-  REQUIRE(et_ops::write_npy(dir.file("a.npy"), Tensor(DType::Float64, values, {2, 2}), &error));
-  const NpyArray array = et_ops::read_npy(dir.file("a.npy"));
+  REQUIRE(et_ops::write_npy(dir.file("a.npy"), Tensor(DType::Float64, values, {2, 2})).ok());
+  const et_ops::Result<NpyArray> array = et_ops::read_npy(dir.file("a.npy"));
   REQUIRE(array.ok());
-  CHECK(std::memcmp(array.data.data(), values, sizeof values) == 0);
-  CHECK_THAT(et_ops::read_npy(dir.file("absent.npy")).error, Catch::Contains(dir.file("absent.npy")) && Catch::Contains("cannot open"));
-  CHECK_FALSE(et_ops::write_npy(dir.file("no/such/dir.npy"), Tensor(DType::Float64, values, {4}), &error));
-  CHECK_THAT(error, Catch::Contains(dir.file("no/such/dir.npy")) && Catch::Contains("cannot create"));
+  CHECK(std::memcmp(array->data.data(), values, sizeof values) == 0);
+  const et_ops::Result<NpyArray> absent = et_ops::read_npy(dir.file("absent.npy"));
+  CHECK(absent.status().code() == et_ops::StatusCode::File);
+  CHECK_THAT(absent.status().message(), Catch::Contains(dir.file("absent.npy")) && Catch::Contains("cannot open"));
+  const et_ops::Status unwritten = et_ops::write_npy(dir.file("no/such/dir.npy"), Tensor(DType::Float64, values, {4}));
+  CHECK(unwritten.code() == et_ops::StatusCode::File);
+  CHECK_THAT(unwritten.message(), Catch::Contains(dir.file("no/such/dir.npy")) && Catch::Contains("cannot create"));
   et_ops::test::write_file(dir.file("bad.npy"), {1, 2, 3});
-  CHECK_THAT(et_ops::read_npy(dir.file("bad.npy")).error, Catch::StartsWith(dir.file("bad.npy")));
+  const et_ops::Result<NpyArray> bad = et_ops::read_npy(dir.file("bad.npy"));
+  CHECK(bad.status().code() == et_ops::StatusCode::Format);
+  CHECK_THAT(bad.status().message(), Catch::StartsWith(dir.file("bad.npy")));
 }

@@ -40,14 +40,14 @@ TEST_CASE("relu(x @ w + b) through a program") {
   w.instruction("aten::relu.out", {sum, y});
   TempDir dir;
   const et_ops::LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
+  auto state = loaded.value()->make_state();
   const std::vector<float> input = {1, 2, 3};
   REQUIRE(state->set_input(0, input.data(), 12));
-  const et_ops::RunResult run = loaded.program->run(*state);
-  INFO(run.error);
-  REQUIRE(run.ok);
+  const et_ops::RunResult run = loaded.value()->run(*state);
+  INFO(run.message());
+  REQUIRE(run.ok());
   // x @ w = [1 + 4 + 0, -1 + 1 + 3] = [5, 3]; + b = [5.5, -1]; relu = [5.5, 0].
   CHECK(et_ops::test::output_floats(*state, 0) == std::vector<float>{5.5f, 0.0f});
 
@@ -55,7 +55,7 @@ TEST_CASE("relu(x @ w + b) through a program") {
   long allocations = -1;
   {
     et_ops::test::AllocationCounter counter;  // no Catch2 assertions inside: they may allocate
-    for (int i = 0; i < 5; ++i) ok = loaded.program->run(*state).ok && ok;
+    for (int i = 0; i < 5; ++i) ok = loaded.value()->run(*state).ok() && ok;
     allocations = counter.count();
   }
   CHECK(ok);

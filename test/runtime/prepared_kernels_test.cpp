@@ -51,8 +51,15 @@ std::unique_ptr<SumState> prepare_sum(KernelContext& ctx, TensorRef self, Tensor
   return state;
 }
 
-std::unique_ptr<RunCounter> instantiate_sum(KernelContext&, const SumState&, TensorRef self, TensorRef, TensorRef out) {
+bool refuse_instances = false;  // instantiate_sum fails while set
+
+std::unique_ptr<RunCounter> instantiate_sum(KernelContext& ctx, const SumState&, TensorRef self, TensorRef,
+                                            TensorRef out) {
   if (self.data() == nullptr || out.data() == nullptr) return nullptr;  // a run state's tensors have data
+  if (refuse_instances) {
+    ctx.fail("acme::scaled.out: no instance today");
+    return nullptr;
+  }
   ++instances;
   return std::make_unique<RunCounter>();
 }
@@ -114,7 +121,7 @@ std::vector<float> run(const et_ops::Program& program, et_ops::RunState& state) 
   const float in[4] = {1, 2, 3, 4};
   REQUIRE(state.set_input(0, in, sizeof in));
   const et_ops::RunResult result = program.run(state);
-  REQUIRE(result.ok);
+  REQUIRE(result.ok());
   const float* out = state.output(0).data_as<const float>();
   return std::vector<float>(out, out + 4);
 }
@@ -146,24 +153,41 @@ TEST_CASE("prepare runs once per loaded program; each run state has its own inst
     const et_ops::LoadResult loaded = et_ops::Program::load(write_program(dir));
     REQUIRE(loaded.ok());
     CHECK(prepares - prepared_before == 2);  // one per prepared instruction
-    auto first = loaded.program->make_state();
-    auto second = loaded.program->make_state();
+    auto first = loaded.value()->make_state();
+    auto second = loaded.value()->make_state();
     CHECK(instances - instances_before == 2);  // one per state, for the kernel that has one
     // 6 = 1 + 2 + 3 from the constants; + the state's run count; + 1 thread.
-    CHECK(run(*loaded.program, *first) == std::vector<float>{8, 14, 20, 26});
-    CHECK(run(*loaded.program, *first) == std::vector<float>{9, 15, 21, 27});
-    CHECK(run(*loaded.program, *second) == std::vector<float>{8, 14, 20, 26});  // its own counter
+    CHECK(run(*loaded.value(), *first) == std::vector<float>{8, 14, 20, 26});
+    CHECK(run(*loaded.value(), *first) == std::vector<float>{9, 15, 21, 27});
+    CHECK(run(*loaded.value(), *second) == std::vector<float>{8, 14, 20, 26});  // its own counter
     CHECK(prepares - prepared_before == 2);  // runs never prepare
     REQUIRE(first->set_threads(3));
     CHECK(first->threads() == 3);
-    CHECK(run(*loaded.program, *first) == std::vector<float>{12, 18, 24, 30});
+    CHECK(run(*loaded.value(), *first) == std::vector<float>{12, 18, 24, 30});
     REQUIRE(first->set_threads(1));
-    CHECK(run(*loaded.program, *first) == std::vector<float>{11, 17, 23, 29});
-    std::string error;
-    CHECK_FALSE(first->set_threads(0, &error));
-    CHECK(error.find("thread count 0") != std::string::npos);
+    CHECK(run(*loaded.value(), *first) == std::vector<float>{11, 17, 23, 29});
+    const et_ops::Status refused = first->set_threads(0);
+    CHECK(refused.code() == et_ops::StatusCode::Invalid);
+    CHECK(refused.message().find("thread count 0") != std::string::npos);
   }
   CHECK(releases - releases_before == 1);  // the program's prepared state went with it
+}
+
+TEST_CASE("an instantiate failure is make_state's status, naming the instruction and the kernel's message",
+          "[prepared]") {
+  register_once();
+  et_ops::test::TempDir dir;
+  const et_ops::LoadResult loaded = et_ops::Program::load(write_program(dir));
+  REQUIRE(loaded.ok());
+  refuse_instances = true;
+  const et_ops::Result<et_ops::RunState> state = loaded.value()->make_state();
+  refuse_instances = false;
+  REQUIRE_FALSE(state.ok());
+  CHECK(state.status().code() == et_ops::StatusCode::KernelFailed);
+  CHECK(state.status().message().find("instruction 0 (acme::scaled.out): the run state cannot be made") !=
+        std::string::npos);
+  CHECK(state.status().message().find("no instance today") != std::string::npos);
+  CHECK(loaded.value()->make_state().ok());  // the program is unharmed
 }
 
 TEST_CASE("a prepare failure is a load error naming the instruction and the kernel's message", "[prepared]") {
@@ -171,8 +195,8 @@ TEST_CASE("a prepare failure is a load error naming the instruction and the kern
   et_ops::test::TempDir dir;
   const et_ops::LoadResult loaded = et_ops::Program::load(write_program(dir, /*weights_constant=*/false));
   REQUIRE_FALSE(loaded.ok());
-  CHECK(loaded.error.find("instruction 0 (acme::scaled.out) cannot be prepared") != std::string::npos);
-  CHECK(loaded.error.find("weights must be a constant") != std::string::npos);
+  CHECK(loaded.status().message().find("instruction 0 (acme::scaled.out) cannot be prepared") != std::string::npos);
+  CHECK(loaded.status().message().find("weights must be a constant") != std::string::npos);
 }
 
 TEST_CASE("the record's plain function prepares, runs and releases in one call", "[prepared]") {
@@ -204,16 +228,16 @@ TEST_CASE("a profiled run times every instruction and names its kernel library",
   et_ops::test::TempDir dir;
   const et_ops::LoadResult loaded = et_ops::Program::load(write_program(dir));
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
+  auto state = loaded.value()->make_state();
   const float in[4] = {1, 2, 3, 4};
   REQUIRE(state->set_input(0, in, sizeof in));
   std::vector<et_ops::InstructionTiming> timings;
-  REQUIRE(loaded.program->run(*state, timings).ok);
+  REQUIRE(loaded.value()->run(*state, timings).ok());
   REQUIRE(timings.size() == 2);
   CHECK(timings[0].instruction == 0);
   CHECK(timings[1].instruction == 1);
   CHECK(timings[1].start_us >= timings[0].start_us + timings[0].duration_us);
-  et_ops::Profiler profiler(*loaded.program);
+  et_ops::Profiler profiler(*loaded.value());
   profiler.add_run(timings, 0.0);
   profiler.add_run(timings, 100.0);
   const auto& records = profiler.records();

@@ -11,7 +11,7 @@
 #include "test_kernels.h"
 
 using et_ops::DType;
-using et_ops::LoadErrorKind;
+using et_ops::StatusCode;
 using et_ops::LoadLimits;
 using et_ops::LoadResult;
 using et_ops::Program;
@@ -28,14 +28,14 @@ struct Registered {
 // Loads `bytes` and requires a load error of `kind` whose text names the
 // file and contains `fragment`.
 void require_load_error(const std::vector<uint8_t>& bytes, const std::string& fragment,
-                        const LoadLimits& limits = {}, LoadErrorKind kind = LoadErrorKind::Format) {
+                        const LoadLimits& limits = {}, et_ops::StatusCode kind = et_ops::StatusCode::Format) {
   TempDir dir;
   const LoadResult result = et_ops::test::load_bytes(dir, bytes, limits);
-  INFO("error: " << result.error);
+  INFO("error: " << result.status().message());
   REQUIRE_FALSE(result.ok());
-  CHECK(result.kind == kind);
-  CHECK_THAT(result.error, Catch::Contains(dir.file("program.etp")));
-  CHECK_THAT(result.error, Catch::Contains(fragment));
+  CHECK(result.status().code() == kind);
+  CHECK_THAT(result.status().message(), Catch::Contains(dir.file("program.etp")));
+  CHECK_THAT(result.status().message(), Catch::Contains(fragment));
 }
 
 void require_header_error(const std::function<void(EtpWriter&)>& breakage, const std::string& fragment,
@@ -52,9 +52,9 @@ std::vector<uint8_t> raw_header(const std::string& header) { return et_ops::test
 TEST_CASE("a program with constants and intermediates loads and runs") {
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, et_ops::test::add_scale_program().bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  const Program& program = *loaded.program;
+  const Program& program = *loaded.value();
   CHECK(program.name() == "add_scale");
   CHECK(program.path() == dir.file("program.etp"));
   CHECK(program.instruction_count() == 2);
@@ -72,10 +72,10 @@ TEST_CASE("a program with constants and intermediates loads and runs") {
   const std::vector<float> x = {1, 2, 3, 4, 5, 6};
   REQUIRE(state->set_input(0, x.data(), x.size() * sizeof(float)));
   const et_ops::RunResult run = program.run(*state);
-  INFO(run.error);
-  REQUIRE(run.ok);
+  INFO(run.message());
+  REQUIRE(run.ok());
   CHECK(et_ops::test::output_floats(*state, 0) == std::vector<float>{3.75f, 8.75f, 13.75f, 18.75f, 23.75f, 28.75f});
-  REQUIRE(program.run(*state).ok);  // runs again with the same inputs, same result
+  REQUIRE(program.run(*state).ok());  // runs again with the same inputs, same result
   CHECK(et_ops::test::output_floats(*state, 0)[5] == 28.75f);
 }
 
@@ -83,13 +83,14 @@ TEST_CASE("set_input refuses a size mismatch and an unknown input") {
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, et_ops::test::add_scale_program().bytes());
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
-  std::string error;
+  auto state = loaded.value()->make_state();
   const float x[5] = {};
-  CHECK_FALSE(state->set_input(0, x, sizeof x, &error));
-  CHECK_THAT(error, Catch::Contains("takes 24 bytes, got 20"));
-  CHECK_FALSE(state->set_input(1, x, sizeof x, &error));
-  CHECK_THAT(error, Catch::Contains("1 inputs"));
+  const et_ops::Status wrong_size = state->set_input(0, x, sizeof x);
+  CHECK(wrong_size.code() == et_ops::StatusCode::Invalid);
+  CHECK_THAT(wrong_size.message(), Catch::Contains("takes 24 bytes, got 20"));
+  const et_ops::Status no_such_input = state->set_input(1, x, sizeof x);
+  CHECK(no_such_input.code() == et_ops::StatusCode::Invalid);
+  CHECK_THAT(no_such_input.message(), Catch::Contains("1 inputs"));
 }
 
 TEST_CASE("non-tensor values reach kernels with their tags and payloads") {
@@ -103,10 +104,10 @@ TEST_CASE("non-tensor values reach kernels with their tags and payloads") {
   w.instruction("et_test_rt::describe.out", {i, d, b, s, l, n, t, out});
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
-  REQUIRE(loaded.program->run(*state).ok);
+  auto state = loaded.value()->make_state();
+  REQUIRE(loaded.value()->run(*state).ok());
   const int64_t* o = state->output(0).data_as<int64_t>();
   CHECK(std::vector<int64_t>(o, o + 14) == std::vector<int64_t>{ET_OPS_VALUE_INT, -7, ET_OPS_VALUE_DOUBLE, 250,
                                                                  ET_OPS_VALUE_BOOL, 1, ET_OPS_VALUE_SCALAR_TYPE,
@@ -131,13 +132,13 @@ TEST_CASE("a tensor_list reaches the kernel as the tensors it names, in every ru
   w.instruction("et_test_rt::describe.out", {list, described});
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
   for (float scale : {1.0f, -2.0f}) {
-    auto state = loaded.program->make_state();
+    auto state = loaded.value()->make_state();
     const float input[] = {1 * scale, 2 * scale, 3 * scale};
     REQUIRE(state->set_input(0, input, sizeof input));
-    REQUIRE(loaded.program->run(*state).ok);
+    REQUIRE(loaded.value()->run(*state).ok());
     const float* o = state->output(0).data_as<float>();
     CHECK(std::vector<float>(o, o + 3) == std::vector<float>{10 + 2 * scale, 20 + 4 * scale, 30 + 6 * scale});
     const int64_t* d = state->output(1).data_as<int64_t>();
@@ -162,12 +163,12 @@ TEST_CASE("a tensor used last through a tensor_list keeps its memory until then"
   w.instruction("et_test_rt::sum_list.out", {w.tensor_list({y, z}), out});
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
+  auto state = loaded.value()->make_state();
   std::vector<float> input(256, 1.0f);
   REQUIRE(state->set_input(0, input.data(), input.size() * sizeof(float)));
-  REQUIRE(loaded.program->run(*state).ok);
+  REQUIRE(loaded.value()->run(*state).ok());
   const float* o = state->output(0).data_as<float>();
   CHECK(std::count(o, o + 256, 3.0f) == 256);
 }
@@ -191,11 +192,11 @@ TEST_CASE("non-tensor outputs are tensors over their payload") {
   w.outputs({i, d, b, s, l, constant});
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  const Program& p = *loaded.program;
+  const Program& p = *loaded.value();
   auto state = p.make_state();
-  REQUIRE(p.run(*state).ok);
+  REQUIRE(p.run(*state).ok());
   CHECK(p.output_spec(0).dtype == DType::Int64);
   CHECK(p.output_spec(0).sizes.empty());
   CHECK(*state->output(0).data_as<int64_t>() == 42);
@@ -219,8 +220,8 @@ TEST_CASE("dim_order gives the tensor its strides") {
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
   REQUIRE(loaded.ok());
-  CHECK(loaded.program->input_spec(0).dim_order == std::vector<uint8_t>{1, 0});
-  auto state = loaded.program->make_state();
+  CHECK(loaded.value()->input_spec(0).dim_order == std::vector<uint8_t>{1, 0});
+  auto state = loaded.value()->make_state();
   CHECK(state->input(0).stride(0) == 1);
   CHECK(state->input(0).stride(1) == 2);
   CHECK_FALSE(state->input(0).is_contiguous());
@@ -237,8 +238,8 @@ TEST_CASE("kernel keys are matched against the instruction's tensor arguments") 
     TempDir dir;
     const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
     REQUIRE(loaded.ok());
-    auto state = loaded.program->make_state();
-    REQUIRE(loaded.program->run(*state).ok);
+    auto state = loaded.value()->make_state();
+    REQUIRE(loaded.value()->run(*state).ok());
     CHECK(*state->output(0).data_as<int64_t>() == (dtype == DType::Int8 ? 1 : 0));
   }
 }
@@ -250,7 +251,7 @@ TEST_CASE("unknown header keys are ignored") {
   w.header()["instructions"][0]["debug_name"] = "add";
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   CHECK(loaded.ok());
 }
 
@@ -259,20 +260,20 @@ TEST_CASE("a program without name, metadata or identification keys loads") {
   for (const char* key : {"name", "metadata", "format", "version"}) w.header().erase(key);
   TempDir dir;
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  CHECK(loaded.program->name().empty());
-  CHECK(loaded.program->metadata_json() == "{}");
+  CHECK(loaded.value()->name().empty());
+  CHECK(loaded.value()->metadata_json() == "{}");
 }
 
 TEST_CASE("files that cannot be read are File errors naming the path") {
   TempDir dir;
   LoadResult missing = Program::load(dir.file("absent.etp"));
-  CHECK(missing.kind == LoadErrorKind::File);
-  CHECK_THAT(missing.error, Catch::Contains(dir.file("absent.etp")) && Catch::Contains("cannot open"));
+  CHECK(missing.status().code() == et_ops::StatusCode::File);
+  CHECK_THAT(missing.status().message(), Catch::Contains(dir.file("absent.etp")) && Catch::Contains("cannot open"));
   LoadResult directory = Program::load(dir.path());
-  CHECK(directory.kind == LoadErrorKind::File);
-  CHECK_THAT(directory.error, Catch::Contains("not a regular file"));
+  CHECK(directory.status().code() == et_ops::StatusCode::File);
+  CHECK_THAT(directory.status().message(), Catch::Contains("not a regular file"));
 }
 
 TEST_CASE("preamble errors") {
@@ -313,7 +314,7 @@ TEST_CASE("header JSON errors") {
     w.header()["metadata"] = {{"text", std::string(100, '[') + "\"{"}};
     TempDir dir;
     const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-    INFO(loaded.error);
+    INFO(loaded.status().message());
     CHECK(loaded.ok());
   }
   SECTION("a lower depth limit applies") {
@@ -465,18 +466,18 @@ TEST_CASE("missing operators are reported all at once, with their components") {
   TempDir dir;
   const LoadResult result = et_ops::test::load_bytes(dir, w.bytes());
   REQUIRE_FALSE(result.ok());
-  CHECK(result.kind == LoadErrorKind::MissingOperators);
-  REQUIRE(result.missing.missing.size() == 4);
-  CHECK(result.missing.missing[0].op == "quantized_decomposed::add.out");
-  REQUIRE(result.missing.missing[0].component != nullptr);
-  CHECK(result.missing.missing[0].component->name == "kernels_quantized");
-  CHECK(result.missing.missing[1].component->name == "kernels_portable");
-  CHECK(result.missing.missing[3].component == nullptr);
-  CHECK_THAT(result.error, Catch::Contains(dir.file("program.etp")) && Catch::Contains("aten::relu.out") &&
+  CHECK(result.status().code() == et_ops::StatusCode::MissingOperators);
+  REQUIRE(result.status().missing_operators().size() == 4);
+  CHECK(result.status().missing_operators()[0].op == "quantized_decomposed::add.out");
+  REQUIRE(result.status().missing_operators()[0].component != nullptr);
+  CHECK(result.status().missing_operators()[0].component->name == "kernels_quantized");
+  CHECK(result.status().missing_operators()[1].component->name == "kernels_portable");
+  CHECK(result.status().missing_operators()[3].component == nullptr);
+  CHECK_THAT(result.status().message(), Catch::Contains(dir.file("program.etp")) && Catch::Contains("aten::relu.out") &&
                                Catch::Contains("quantized_decomposed::quantize_per_tensor.out") &&
                                Catch::Contains("my_namespace::custom.out") && Catch::Contains("et-kernels-quantized") &&
                                Catch::Contains("packaging problem"));
-  CHECK_THAT(result.error, !Catch::Contains("et_test_rt::add.out"));
+  CHECK_THAT(result.status().message(), !Catch::Contains("et_test_rt::add.out"));
 }
 
 TEST_CASE("inspect lists the operators without resolving them") {
@@ -484,11 +485,14 @@ TEST_CASE("inspect lists the operators without resolving them") {
   w.instruction("vendor::fancy.out", {0, 2});
   TempDir dir;
   const std::string path = w.write(dir.file("p.etp"));
-  const Program::Inspection inspection = Program::inspect(path);
-  CHECK(inspection.error.empty());
+  const et_ops::Result<Program::Inspection> inspected = Program::inspect(path);
+  REQUIRE(inspected.ok());
+  const Program::Inspection& inspection = *inspected;
   CHECK(inspection.name == "add_scale");
   CHECK(inspection.operators ==
         std::vector<std::string>{"et_test_rt::add.out", "et_test_rt::scale.out", "vendor::fancy.out"});
   et_ops::test::write_file(path, {'E', 'T'});
-  CHECK_THAT(Program::inspect(path).error, Catch::Contains(path) && Catch::Contains("shorter than"));
+  const et_ops::Result<Program::Inspection> refused = Program::inspect(path);
+  CHECK(refused.status().code() == et_ops::StatusCode::Format);
+  CHECK_THAT(refused.status().message(), Catch::Contains(path) && Catch::Contains("shorter than"));
 }

@@ -37,11 +37,11 @@ EtpWriter program_without_constants() {
 bool load_and_maybe_run(const TempDir& dir, const std::vector<uint8_t>& bytes, bool run) {
   const LoadResult result = et_ops::test::load_bytes(dir, bytes);
   if (!result.ok()) {
-    CHECK_FALSE(result.error.empty());
+    CHECK_FALSE(result.status().message().empty());
     return false;
   }
-  auto state = result.program->make_state();
-  if (run) (void)result.program->run(*state);
+  auto state = result.value()->make_state();
+  if (run) (void)result.value()->run(*state);
   return true;
 }
 

@@ -31,9 +31,9 @@ struct Registered {
 
 std::shared_ptr<const et_ops::Program> load(const TempDir& dir, const EtpWriter& w) {
   const LoadResult loaded = et_ops::test::load_bytes(dir, w.bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  return loaded.program;
+  return loaded.value();
 }
 
 // x -> (add x, then scale) repeated `steps` times -> y; float32 [n].
@@ -57,7 +57,7 @@ std::vector<float> run_chain(const et_ops::Program& program, et_ops::RunState& s
   std::vector<float> x(static_cast<std::size_t>(state.input(0).numel()));
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = seed + 0.25f * static_cast<float>(i);
   REQUIRE(state.set_input(0, x.data(), x.size() * sizeof(float)));
-  REQUIRE(program.run(state).ok);
+  REQUIRE(program.run(state).ok());
   return et_ops::test::output_floats(state, 0);
 }
 
@@ -80,9 +80,8 @@ TEST_CASE("a kernel error stops the run with the instruction index and operator"
   const std::vector<float> ones(4, 1.0f);
   REQUIRE(state->set_input(0, ones.data(), 16));
   const et_ops::RunResult result = program->run(*state);
-  CHECK_FALSE(result.ok);
-  CHECK(result.failed_instruction == 1);
-  CHECK(result.error == "instruction 1 (et_test_rt::fail.out): deliberate failure");
+  CHECK_FALSE(result.ok());
+  CHECK(result.message() == "instruction 1 (et_test_rt::fail.out): deliberate failure");
   CHECK(et_ops::test::output_floats(*state, 0) == std::vector<float>(4, 0.0f));  // instruction 2 never ran
 }
 
@@ -97,8 +96,8 @@ TEST_CASE("a kernel's own argument checks surface as run errors") {
   auto program = load(dir, w);
   auto state = program->make_state();
   const et_ops::RunResult result = program->run(*state);
-  CHECK_FALSE(result.ok);
-  CHECK(result.error == "instruction 0 (et_test_rt::add.out): wrong argument count");
+  CHECK_FALSE(result.ok());
+  CHECK(result.message() == "instruction 0 (et_test_rt::add.out): wrong argument count");
 }
 
 TEST_CASE("a run state belongs to the program that made it") {
@@ -107,8 +106,8 @@ TEST_CASE("a run state belongs to the program that made it") {
   auto second = load(dir, chain_program(2, 4));
   auto state = first->make_state();
   const et_ops::RunResult result = second->run(*state);
-  CHECK_FALSE(result.ok);
-  CHECK_THAT(result.error, Catch::Contains("made by another program"));
+  CHECK_FALSE(result.ok());
+  CHECK_THAT(result.message(), Catch::Contains("made by another program"));
 }
 
 TEST_CASE("several threads running one program with their own states match a serial run") {
@@ -129,7 +128,7 @@ TEST_CASE("several threads running one program with their own states match a ser
         std::vector<float> x(257);
         for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(t * kRuns + r) + 0.25f * static_cast<float>(i);
         state->set_input(0, x.data(), x.size() * sizeof(float));
-        if (!program->run(*state).ok) return;
+        if (!program->run(*state).ok()) return;
         results[static_cast<std::size_t>(t)].push_back(et_ops::test::output_floats(*state, 0));
       }
     });
@@ -157,7 +156,7 @@ TEST_CASE("a run allocates nothing") {
   bool all_ok = true;
   {
     et_ops::test::AllocationCounter counter;  // no Catch2 assertions inside: they may allocate
-    for (int i = 0; i < 10; ++i) all_ok = program->run(*state).ok && all_ok;
+    for (int i = 0; i < 10; ++i) all_ok = program->run(*state).ok() && all_ok;
     during_run = counter.count();
   }
   CHECK(all_ok);
@@ -237,7 +236,7 @@ TEST_CASE("random programs compute the same with planned memory as with a buffer
     auto state = program->make_state();
     for (std::size_t i = 0; i < 5; ++i)
       REQUIRE(state->set_input(i, reference[i].data(), reference[i].size() * sizeof(float)));
-    REQUIRE(program->run(*state).ok);
+    REQUIRE(program->run(*state).ok());
     for (std::size_t k = 0; k < outputs.size(); ++k)
       CHECK(et_ops::test::output_floats(*state, k) == reference[output_tensors[k]]);
   }
@@ -288,7 +287,7 @@ TEST_CASE("a program keeps the kernel library it uses loaded") {
   auto state = program->make_state();
   const std::vector<float> x_values = {1, -2, 3};
   REQUIRE(state->set_input(0, x_values.data(), 12));
-  REQUIRE(program->run(*state).ok);
+  REQUIRE(program->run(*state).ok());
   CHECK(et_ops::test::output_floats(*state, 0) == std::vector<float>{-1, 2, -3});
   program.reset();
   void* still_loaded = dlopen(TEST_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD);

@@ -78,18 +78,17 @@ struct Loaded {
   std::shared_ptr<const et_ops::Program> program;
   explicit Loaded(const EtpWriter& writer) {
     const et_ops::LoadResult result = et_ops::Program::load(writer.write(dir.file("program.etp")));
-    INFO(result.error);
+    INFO(result.status().message());
     REQUIRE(result.ok());
-    program = result.program;
+    program = *result;
   }
 };
 
 // Fills tokens and positions (first_position..) for a run of tokens.size().
 void set_inputs(et_ops::RunState& state, const std::vector<int64_t>& tokens, int64_t first_position) {
   const int64_t count = static_cast<int64_t>(tokens.size());
-  std::string error;
-  REQUIRE(state.resize_input(0, {1, count}, &error));
-  REQUIRE(state.resize_input(1, {count}, &error));
+  REQUIRE(state.resize_input(0, {1, count}).ok());
+  REQUIRE(state.resize_input(1, {count}).ok());
   std::memcpy(state.input(0).data(), tokens.data(), tokens.size() * sizeof(int64_t));
   for (int64_t i = 0; i < count; ++i) state.input(1).data_as<int64_t>()[i] = first_position + i;
 }
@@ -98,8 +97,8 @@ std::vector<float> run_logits(const et_ops::Program& program, et_ops::RunState& 
                               const std::vector<int64_t>& tokens, int64_t first_position) {
   set_inputs(state, tokens, first_position);
   const et_ops::RunResult result = program.run(state);
-  INFO(result.error);
-  REQUIRE(result.ok);
+  INFO(result.message());
+  REQUIRE(result.ok());
   const et_ops::TensorRef logits = state.output(0);
   REQUIRE(logits.size(1) == static_cast<int64_t>(tokens.size()));
   const float* data = logits.data_as<float>();
@@ -135,6 +134,7 @@ TEST_CASE("state is kept from run to run, and reset() restores it") {
   const et_ops::Program& program = *loaded.program;
   CHECK(program.state_count() == 2);
   auto state = program.make_state();
+  REQUIRE(state.ok());
   const std::vector<float> first = run_logits(program, *state, {3, 5, 1}, 0);
   CHECK(state->output(1).data_as<int64_t>()[0] == 2);
   const std::vector<float> second = run_logits(program, *state, {4}, 3);
@@ -151,6 +151,7 @@ TEST_CASE("state is kept from run to run, and reset() restores it") {
 
   SECTION("two run states are independent") {
     auto other = program.make_state();
+    REQUIRE(other.ok());
     CHECK(run_logits(program, *other, {3, 5, 1}, 0) == first);
     CHECK(run_logits(program, *state, {4}, 3) != second);  // the third run of `state`
     CHECK(run_logits(program, *other, {4}, 3) == second);
@@ -166,22 +167,24 @@ TEST_CASE("symbols are bound from the inputs and bounded") {
   CHECK(program.input_bounds(0)[1].min == 1);
   CHECK(program.input_bounds(0)[1].max == kMaxSeqLen);
   auto state = program.make_state();
-  std::string error;
-  CHECK_FALSE(state->resize_input(0, {1, 0}, &error));
-  CHECK(error == "input 0 dimension 1 is 0: it must be T with T from 1 to 16 (1 to 16)");
-  CHECK_FALSE(state->resize_input(0, {1, kMaxSeqLen + 1}, &error));
-  CHECK_THAT(error, Catch::Contains("input 0 dimension 1 is 17"));
-  CHECK_FALSE(state->resize_input(0, {2, 3}, &error));
-  CHECK(error == "input 0 dimension 0 is 2: it must be 1");
-  CHECK_FALSE(state->resize_input(1, {3, 1}, &error));
-  CHECK(error == "input 1 has 1 dimensions, got 2");
+  REQUIRE(state.ok());
+  const auto refused_size = [&](std::size_t i, const std::vector<int64_t>& sizes) {
+    const et_ops::Status status = state->resize_input(i, sizes);
+    CHECK(status.code() == et_ops::StatusCode::Invalid);
+    return status.message();
+  };
+  CHECK(refused_size(0, {1, 0}) == "input 0 dimension 1 is 0: it must be T with T from 1 to 16 (1 to 16)");
+  CHECK_THAT(refused_size(0, {1, kMaxSeqLen + 1}), Catch::Contains("input 0 dimension 1 is 17"));
+  CHECK(refused_size(0, {2, 3}) == "input 0 dimension 0 is 2: it must be 1");
+  CHECK(refused_size(1, {3, 1}) == "input 1 has 1 dimensions, got 2");
+  CHECK(refused_size(2, {1}) == "input 2 does not exist: the program has 2 inputs");
 
   // Inconsistent sizes: refused before any kernel runs, so state is untouched.
-  REQUIRE(state->resize_input(0, {1, 3}, &error));
-  REQUIRE(state->resize_input(1, {2}, &error));
+  REQUIRE(state->resize_input(0, {1, 3}).ok());
+  REQUIRE(state->resize_input(1, {2}).ok());
   const et_ops::RunResult refused = program.run(*state);
-  CHECK_FALSE(refused.ok);
-  CHECK(refused.error == "input 1 dimension 0 is 2, but input 0 dimension 1 makes T = 3, so it must be 3");
+  CHECK(refused.code() == et_ops::StatusCode::Invalid);
+  CHECK(refused.message() == "input 1 dimension 0 is 2, but input 0 dimension 1 makes T = 3, so it must be 3");
   CHECK(state->output(1).data_as<int64_t>()[0] == -1);
   const std::vector<float> logits = run_logits(program, *state, {6}, 0);
   CHECK(logits == reference_logits(6, 1));
@@ -191,62 +194,70 @@ TEST_CASE("symbols are bound from the inputs and bounded") {
 TEST_CASE("a bad token is a kernel error that writes no state") {
   Loaded loaded(language_model());
   auto state = loaded.program->make_state();
+  REQUIRE(state.ok());
   set_inputs(*state, {1, kVocab}, 0);
   const et_ops::RunResult result = loaded.program->run(*state);
-  CHECK_FALSE(result.ok);
-  CHECK_THAT(result.error, Catch::Contains("indices[1] = 8 is out of range for a weight of 8 rows"));
+  CHECK(result.code() == et_ops::StatusCode::KernelFailed);
+  CHECK_THAT(result.message(), Catch::Contains("indices[1] = 8 is out of range for a weight of 8 rows"));
   CHECK(run_logits(*loaded.program, *state, {2}, 0) == reference_logits(2, 1));
 }
 
 TEST_CASE("generate: greedy tokens, reproducible sampling, threads") {
   Loaded loaded(language_model());
   const et_ops::Program& program = *loaded.program;
-  et_ops::LanguageModelShape shape;
-  std::string error;
-  REQUIRE(et_ops::language_model_shape(program, &shape, &error));
-  CHECK(shape.vocab_size == kVocab);
-  CHECK(shape.max_seq_len == kMaxSeqLen);
+  const et_ops::Result<et_ops::LanguageModelShape> shape = et_ops::language_model_shape(program);
+  INFO(shape.status().message());
+  REQUIRE(shape.ok());
+  CHECK(shape->vocab_size == kVocab);
+  CHECK(shape->max_seq_len == kMaxSeqLen);
   auto state = program.make_state();
+  REQUIRE(state.ok());
   et_ops::GenerateOptions options;
   options.max_new_tokens = 10;
   const std::vector<int64_t> prompt = {3, 5, 1};
-  const et_ops::GenerateResult greedy = et_ops::generate(program, *state, prompt, options);
-  INFO(greedy.error);
-  REQUIRE(greedy.ok);
+  // The tokens of a generation that must succeed.
+  const auto tokens_of = [&]() {
+    const et_ops::Result<et_ops::Generation> generated = et_ops::generate(program, *state, prompt, options);
+    INFO(generated.status().message());
+    REQUIRE(generated.ok());
+    return generated->tokens;
+  };
+  const et_ops::Result<et_ops::Generation> greedy_result = et_ops::generate(program, *state, prompt, options);
+  INFO(greedy_result.status().message());
+  REQUIRE(greedy_result.ok());
+  const et_ops::Generation& greedy = *greedy_result;
   CHECK(greedy.tokens == reference_greedy(prompt, 10));
   CHECK(greedy.timings.prefill_tokens == 3);
   CHECK(greedy.timings.decode_tokens == 9);
-  CHECK(et_ops::generate(program, *state, prompt, options).tokens == greedy.tokens);  // generate resets
+  CHECK(tokens_of() == greedy.tokens);  // generate resets
 
-  REQUIRE(state->set_threads(2, &error));
-  CHECK(et_ops::generate(program, *state, prompt, options).tokens == greedy.tokens);
+  REQUIRE(state->set_threads(2).ok());
+  CHECK(tokens_of() == greedy.tokens);
 
   SECTION("stop tokens end generation after the stop token") {
     options.stop_tokens = {greedy.tokens[4]};
     const auto first_stop = std::find(greedy.tokens.begin(), greedy.tokens.end(), greedy.tokens[4]);
-    CHECK(et_ops::generate(program, *state, prompt, options).tokens ==
-          std::vector<int64_t>(greedy.tokens.begin(), first_stop + 1));
+    CHECK(tokens_of() == std::vector<int64_t>(greedy.tokens.begin(), first_stop + 1));
   }
   SECTION("sampling: the same seed gives the same tokens, top-k 1 is greedy") {
     options.temperature = 0.8;
     options.top_k = 3;
     options.seed = 42;
-    const et_ops::GenerateResult sampled = et_ops::generate(program, *state, prompt, options);
-    REQUIRE(sampled.ok);
-    CHECK(et_ops::generate(program, *state, prompt, options).tokens == sampled.tokens);
-    REQUIRE(state->set_threads(1, &error));
-    CHECK(et_ops::generate(program, *state, prompt, options).tokens == sampled.tokens);
+    const std::vector<int64_t> sampled = tokens_of();
+    CHECK(tokens_of() == sampled);
+    REQUIRE(state->set_threads(1).ok());
+    CHECK(tokens_of() == sampled);
     // Each sampled token is among the 3 best of its step's logits.
     int64_t last = prompt.back();
-    for (std::size_t i = 0; i < sampled.tokens.size(); ++i) {
+    for (std::size_t i = 0; i < sampled.size(); ++i) {
       std::vector<float> logits = reference_logits(last, static_cast<int>(i) + 1);
       std::vector<float> sorted = logits;
       std::sort(sorted.begin(), sorted.end(), std::greater<float>());
-      CHECK(logits[static_cast<std::size_t>(sampled.tokens[i])] >= sorted[2]);
-      last = sampled.tokens[i];
+      CHECK(logits[static_cast<std::size_t>(sampled[i])] >= sorted[2]);
+      last = sampled[i];
     }
     options.top_k = 1;
-    CHECK(et_ops::generate(program, *state, prompt, options).tokens == greedy.tokens);
+    CHECK(tokens_of() == greedy.tokens);
   }
 }
 
@@ -254,12 +265,13 @@ TEST_CASE("generate refuses bad input, naming the input and the bound; the state
   Loaded loaded(language_model());
   const et_ops::Program& program = *loaded.program;
   auto state = program.make_state();
+  REQUIRE(state.ok());
   et_ops::GenerateOptions options;
   options.max_new_tokens = 4;
   const auto refused = [&](const std::vector<int64_t>& prompt) {
-    const et_ops::GenerateResult result = et_ops::generate(program, *state, prompt, options);
-    CHECK_FALSE(result.ok);
-    return result.error;
+    const et_ops::Result<et_ops::Generation> result = et_ops::generate(program, *state, prompt, options);
+    CHECK(result.status().code() == et_ops::StatusCode::Invalid);
+    return result.status().message();
   };
   CHECK(refused({1, kVocab}) == "prompt_tokens[1] is 8, outside the vocabulary: token ids are 0 to 7");
   CHECK(refused({-1}) == "prompt_tokens[0] is -1, outside the vocabulary: token ids are 0 to 7");
@@ -273,20 +285,20 @@ TEST_CASE("generate refuses bad input, naming the input and the bound; the state
   CHECK_THAT(refused({1}), Catch::Contains("temperature is -1"));
   options.temperature = 0.0;
   options.max_new_tokens = kMaxSeqLen - 2;
-  const et_ops::GenerateResult full = et_ops::generate(program, *state, {3, 5}, options);
-  REQUIRE(full.ok);
-  CHECK(full.tokens == reference_greedy({3, 5}, kMaxSeqLen - 2));
+  const et_ops::Result<et_ops::Generation> full = et_ops::generate(program, *state, {3, 5}, options);
+  REQUIRE(full.ok());
+  CHECK(full->tokens == reference_greedy({3, 5}, kMaxSeqLen - 2));
 }
 
 TEST_CASE("the token sampler") {
   const std::vector<float> logits = {0.5f, 2.0f, 2.0f, -1.0f};
   et_ops::TokenSampler greedy(0.0, 0, 0);
-  CHECK(greedy.next(logits.data(), logits.size()) == 1);  // the lower id among equal logits
+  CHECK(*greedy.next(logits.data(), logits.size()) == 1);  // the lower id among equal logits
   et_ops::TokenSampler a(1.0, 0, 7), b(1.0, 0, 7);
   std::vector<int64_t> counts(4, 0);
   for (int i = 0; i < 4000; ++i) {
-    const int64_t token = a.next(logits.data(), logits.size());
-    CHECK(token == b.next(logits.data(), logits.size()));
+    const int64_t token = *a.next(logits.data(), logits.size());
+    CHECK(token == *b.next(logits.data(), logits.size()));
     ++counts[static_cast<std::size_t>(token)];
   }
   // Probabilities e^0.5, e^2, e^2, e^-1 over their sum: 0.094, 0.422, 0.422, 0.021.
@@ -297,31 +309,31 @@ TEST_CASE("the token sampler") {
   CHECK(counts[3] < 130);
   et_ops::TokenSampler top2(1.0, 2, 7);
   for (int i = 0; i < 200; ++i) {
-    const int64_t token = top2.next(logits.data(), logits.size());
+    const int64_t token = *top2.next(logits.data(), logits.size());
     CHECK((token == 1 || token == 2));
   }
   const float nan[] = {0.0f, std::numeric_limits<float>::quiet_NaN()};
-  std::string error;
-  CHECK(greedy.next(nan, 2, &error) == -1);
-  CHECK(error == "logits[1] is NaN");
+  const et_ops::Result<int64_t> refused = greedy.next(nan, 2);
+  CHECK(refused.status().code() == et_ops::StatusCode::Invalid);
+  CHECK(refused.status().message() == "logits[1] is NaN");
 }
 
 TEST_CASE("version 2 programs are validated at load") {
   et_ops::test::TempDir dir;
   const auto load_error = [&](EtpWriter w) {
     const et_ops::LoadResult result = et_ops::Program::load(w.write(dir.file("bad.etp")));
-    CHECK_FALSE(result.ok());
-    return result.error;
+    CHECK(result.status().code() == et_ops::StatusCode::Format);
+    return result.status().message();
   };
   SECTION("state and symbols need version 2") {
     EtpWriter w = language_model();
     w.header()["version"] = 1;
     const std::vector<uint8_t> bytes = et_ops::test::etp_file_bytes(w.header().dump(), w.data(), 1);
     et_ops::test::write_file(dir.file("v1.etp"), bytes);
-    CHECK_THAT(et_ops::Program::load(dir.file("v1.etp")).error, Catch::Contains("symbols need format version 2"));
+    CHECK_THAT(et_ops::Program::load(dir.file("v1.etp")).status().message(), Catch::Contains("symbols need format version 2"));
     w.header().erase("symbols");
     et_ops::test::write_file(dir.file("v1.etp"), et_ops::test::etp_file_bytes(w.header().dump(), w.data(), 1));
-    CHECK_THAT(et_ops::Program::load(dir.file("v1.etp")).error,
+    CHECK_THAT(et_ops::Program::load(dir.file("v1.etp")).status().message(),
                Catch::Contains("values[0].sizes[1] is symbolic, which needs format version 2 (the file says 1)"));
   }
   SECTION("a symbol no input carries") {
@@ -353,8 +365,11 @@ TEST_CASE("version 2 programs are validated at load") {
 
 TEST_CASE("inspection shows the version, symbols and state") {
   et_ops::test::TempDir dir;
-  const et_ops::Program::Inspection p = et_ops::Program::inspect(language_model().write(dir.file("lm.etp")));
-  REQUIRE(p.error.empty());
+  const et_ops::Result<et_ops::Program::Inspection> inspected =
+      et_ops::Program::inspect(language_model().write(dir.file("lm.etp")));
+  INFO(inspected.status().message());
+  REQUIRE(inspected.ok());
+  const et_ops::Program::Inspection& p = *inspected;
   CHECK(p.version == 2);
   REQUIRE(p.symbols.size() == 1);
   CHECK(p.symbols[0].max == kMaxSeqLen);

@@ -48,15 +48,15 @@ EtpWriter quantize_round_trip(double scale) {
 TEST_CASE("quantize and dequantize through a program") {
   TempDir dir;
   const et_ops::LoadResult loaded = et_ops::test::load_bytes(dir, quantize_round_trip(0.1).bytes());
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
+  auto state = loaded.value()->make_state();
   // Doubled: -20, -1.24, -0.08, 0, 0.52, 2, 10.86, 26 -> /0.1 far from .5 boundaries.
   const std::vector<float> x = {-10.0f, -0.62f, -0.04f, 0.0f, 0.26f, 1.0f, 5.43f, 13.0f};
   REQUIRE(state->set_input(0, x.data(), x.size() * sizeof(float)));
-  const et_ops::RunResult run = loaded.program->run(*state);
-  INFO(run.error);
-  REQUIRE(run.ok);
+  const et_ops::RunResult run = loaded.value()->run(*state);
+  INFO(run.message());
+  REQUIRE(run.ok());
   const int8_t* q = state->output(0).data_as<int8_t>();
   CHECK(std::vector<int8_t>(q, q + 8) == std::vector<int8_t>{-128, -9, 2, 3, 8, 23, 112, 127});
   const std::vector<float> y = et_ops::test::output_floats(*state, 1);
@@ -67,12 +67,12 @@ TEST_CASE("a run of quantized kernels allocates nothing") {
   TempDir dir;
   const et_ops::LoadResult loaded = et_ops::test::load_bytes(dir, quantize_round_trip(0.1).bytes());
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
+  auto state = loaded.value()->make_state();
   bool ok = true;
   long allocations = -1;
   {
     et_ops::test::AllocationCounter counter;  // no Catch2 assertions inside: they may allocate
-    for (int i = 0; i < 5; ++i) ok = loaded.program->run(*state).ok && ok;
+    for (int i = 0; i < 5; ++i) ok = loaded.value()->run(*state).ok() && ok;
     allocations = counter.count();
   }
   CHECK(ok);
@@ -83,12 +83,11 @@ TEST_CASE("an invalid scale stops the run at the quantize instruction") {
   TempDir dir;
   const et_ops::LoadResult loaded = et_ops::test::load_bytes(dir, quantize_round_trip(-1.0).bytes());
   REQUIRE(loaded.ok());
-  auto state = loaded.program->make_state();
-  const et_ops::RunResult run = loaded.program->run(*state);
-  CHECK_FALSE(run.ok);
-  CHECK(run.failed_instruction == 1);
-  CHECK_THAT(run.error, Catch::StartsWith("instruction 1 (quantized_decomposed::quantize_per_tensor.out): "));
-  CHECK(run.error.size() > std::string("instruction 1 (quantized_decomposed::quantize_per_tensor.out): ").size());
+  auto state = loaded.value()->make_state();
+  const et_ops::RunResult run = loaded.value()->run(*state);
+  CHECK_FALSE(run.ok());
+  CHECK_THAT(run.message(), Catch::StartsWith("instruction 1 (quantized_decomposed::quantize_per_tensor.out): "));
+  CHECK(run.message().size() > std::string("instruction 1 (quantized_decomposed::quantize_per_tensor.out): ").size());
 }
 
 TEST_CASE("the tiny example of docs/program-format.md (examples/tiny/tiny.json) runs as documented") {
@@ -104,15 +103,15 @@ TEST_CASE("the tiny example of docs/program-format.md (examples/tiny/tiny.json) 
   std::memcpy(data.data() + 64, &zero_point, 8);
   TempDir dir;
   const et_ops::LoadResult loaded = et_ops::test::load_bytes(dir, et_ops::test::etp_file_bytes(header, data));
-  INFO(loaded.error);
+  INFO(loaded.status().message());
   REQUIRE(loaded.ok());
-  CHECK(loaded.program->name() == "tiny");
-  auto state = loaded.program->make_state();
+  CHECK(loaded.value()->name() == "tiny");
+  auto state = loaded.value()->make_state();
   const std::vector<float> x = {-1.0f, 0.0f, 0.26f, 10.0f};
   REQUIRE(state->set_input(0, x.data(), 16));
-  const et_ops::RunResult run = loaded.program->run(*state);
-  INFO(run.error);
-  REQUIRE(run.ok);
+  const et_ops::RunResult run = loaded.value()->run(*state);
+  INFO(run.message());
+  REQUIRE(run.ok());
   const int8_t* q = state->output(0).data_as<int8_t>();
   CHECK(std::vector<int8_t>(q, q + 4) == std::vector<int8_t>{-17, 3, 8, 127});
   const std::vector<float> y = et_ops::test::output_floats(*state, 1);

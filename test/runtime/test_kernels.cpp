@@ -157,7 +157,7 @@ void register_test_kernels() {
                                         kRecords, sizeof(kRecords) / sizeof(kRecords[0])};
   RegistrationResult result = register_manifest(manifest);
   if (!result) {
-    std::fprintf(stderr, "registering the runtime test kernels failed: %s\n", result.message().c_str());
+    std::fprintf(stderr, "registering the runtime test kernels failed: %s\n", result.status().message().c_str());
     std::abort();
   }
 }

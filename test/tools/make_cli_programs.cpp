@@ -104,9 +104,8 @@ EtpWriter dispatch_program(const std::string& op) {
 }
 
 void write_array(const std::string& path, DType dtype, std::vector<int64_t> shape, void* data) {
-  std::string error;
-  if (!et_ops::write_npy(path, et_ops::Tensor(dtype, data, std::move(shape)), &error))
-    throw std::runtime_error(error);
+  if (const et_ops::Status written = et_ops::write_npy(path, et_ops::Tensor(dtype, data, std::move(shape))); !written)
+    throw std::runtime_error(written.message());
 }
 
 }  // namespace

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
+from ..errors import Error
+
 from . import state, tracing
 from .context import Lowering, Unsupported
 from .table import NEVER_FOLDED, display_name, emitter_for, is_in_place, markdown_table, register_lowering, \
@@ -53,7 +55,7 @@ class UnsupportedNode:
         return f"{self.target} (node '{self.node}', {where}{at}): {self.reason}"
 
 
-class UnsupportedError(Exception):
+class UnsupportedError(Error):
     """Nodes of a graph that the lowering cannot turn into operators, all of them at once."""
 
     def __init__(self, model_name, nodes):

@@ -22,11 +22,12 @@ import numbers
 import numpy as np
 import torch
 
+from ..errors import Error
 from ..etp import ProgramBuilder
 from .values import Constant, Deferred, TensorValue, etp_dtype, qparams_of
 
 
-class Unsupported(Exception):
+class Unsupported(Error):
     """Raised by an emitter that cannot lower its node; the reason is reported."""
 
 

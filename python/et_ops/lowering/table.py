@@ -22,6 +22,7 @@ import torch
 
 from .. import weight_quantization  # noqa: F401 (defines torch.ops.et_ops_reference)
 from . import elementwise, layers, pooling, quantization, shapes
+from ..errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def register_lowering(targets, emitter, operators):
     row = Row(tuple(targets), emitter, tuple(operators))
     taken = [display_name(t) for t in row.targets if t in _EMITTERS]
     if taken:
-        raise ValueError(f"already lowered: {', '.join(taken)}")
+        raise UsageError(f"already lowered: {', '.join(taken)}")
     for target in row.targets:
         _EMITTERS[target] = emitter
     _REGISTERED.append(row)

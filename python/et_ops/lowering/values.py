@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..errors import UsageTypeError
+
 # torch dtype -> .etp dtype; quantized dtypes map to the integers that hold them.
 ETP_DTYPES = {
     torch.float32: "float32", torch.float64: "float64", torch.float16: "float16", torch.bfloat16: "bfloat16",
@@ -34,7 +36,7 @@ def etp_dtype(dtype):
     try:
         return ETP_DTYPES[dtype]
     except KeyError:
-        raise TypeError(f"dtype {dtype} has no .etp equivalent") from None
+        raise UsageTypeError(f"dtype {dtype} has no .etp equivalent") from None
 
 
 def quant_range(dtype):
@@ -130,4 +132,4 @@ def qparams_of(quantized):
         return PerChannelQParams(tuple(float(s) for s in quantized.q_per_channel_scales()),
                                  tuple(int(z) for z in quantized.q_per_channel_zero_points()),
                                  int(quantized.q_per_channel_axis()), quant_min, quant_max, dtype)
-    raise TypeError(f"quantization scheme {quantized.qscheme()} is not supported")
+    raise UsageTypeError(f"quantization scheme {quantized.qscheme()} is not supported")

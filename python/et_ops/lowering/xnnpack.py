@@ -24,6 +24,7 @@ copies between layouts where a tensor crosses from one path to the other.
 import numpy as np
 
 from ..etp import NUMPY_DTYPES, ProgramBuilder
+from ..errors import UsageError
 
 NAME = "xnnpack"
 
@@ -239,7 +240,7 @@ def _copy_value(p, b, v):
         return b.scalar_type(value["value"])
     if value["type"] == "int_list":
         return b.int_list(value["value"])
-    raise ValueError(f"value {v} of type {value['type']} cannot be copied")
+    raise UsageError(f"value {v} of type {value['type']} cannot be copied")
 
 
 def _weighted_inputs(p, m, args, consumed):

@@ -7,7 +7,7 @@
 
 int main() {
   if (auto result = et_ops::kernels::portable::register_kernels(); !result) {
-    std::cerr << result.message();
+    std::cerr << result.status().message();
     return 1;
   }
   std::size_t count = et_ops::registered_records().size();

@@ -59,7 +59,7 @@ struct CallStorage {
 
 et_ops_value tensor_arg(const json& spec, const std::string& directory, CallStorage& storage) {
   const auto dtype = et_ops::parse_dtype(spec.at("dtype").get<std::string>());
-  if (!dtype) throw std::runtime_error(fmt::format("unknown dtype {}", spec.at("dtype").dump()));
+  if (!dtype) throw std::runtime_error(dtype.status().message());
   const auto sizes = spec.at("sizes").get<std::vector<int64_t>>();
   const auto dim_order = spec.at("dim_order").get<std::vector<uint8_t>>();
   int64_t numel = 1;
@@ -87,7 +87,7 @@ et_ops_value value_arg(const json& spec, const std::string& directory, CallStora
   if (spec.contains("none")) return et_ops::none_value();
   if (spec.contains("scalar_type")) {
     const auto dtype = et_ops::parse_dtype(spec.at("scalar_type").get<std::string>());
-    if (!dtype) throw std::runtime_error(fmt::format("unknown scalar type {}", spec.at("scalar_type").dump()));
+    if (!dtype) throw std::runtime_error(dtype.status().message());
     return et_ops::scalar_type_value(*dtype);
   }
   if (spec.contains("tensor_list")) {
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   try {
     const auto registration = et_ops::kernels::portable::register_kernels();
     if (!registration.ok()) {
-      std::cerr << "register_kernels failed: " << registration.message() << "\n";
+      std::cerr << "register_kernels failed: " << registration.status().message() << "\n";
       return 1;
     }
     const auto text = read_file(request_path);

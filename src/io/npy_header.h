@@ -1,14 +1,14 @@
 // The header of a .npy file: a Python dict literal with 'descr',
 // 'fortran_order' and 'shape'.
-#ifndef ET_OPS_SRC_RUNTIME_NPY_HEADER_H
-#define ET_OPS_SRC_RUNTIME_NPY_HEADER_H
+#ifndef ET_OPS_SRC_IO_NPY_HEADER_H
+#define ET_OPS_SRC_IO_NPY_HEADER_H
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace et_ops::runtime {
+namespace et_ops::io {
 
 struct NpyHeader {
   std::string descr;
@@ -19,6 +19,6 @@ struct NpyHeader {
 // Throws std::runtime_error saying what is wrong with the dict.
 NpyHeader parse_npy_header(std::string_view text);
 
-}  // namespace et_ops::runtime
+}  // namespace et_ops::io
 
-#endif  // ET_OPS_SRC_RUNTIME_NPY_HEADER_H
+#endif  // ET_OPS_SRC_IO_NPY_HEADER_H

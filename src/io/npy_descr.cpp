@@ -1,9 +1,9 @@
 // Mapping NumPy descriptors to program dtypes and back.
-#include "runtime/npy_descr.h"
+#include "io/npy_descr.h"
 
 #include <fmt/format.h>
 
-namespace et_ops::runtime {
+namespace et_ops::io {
 namespace {
 
 constexpr const char* kSupported = "<f4 <f8 <f2 |i1 |u1 <i2 <u2 <i4 <i8 |b1";
@@ -70,4 +70,4 @@ DType dtype_of_descr(std::string_view descr, std::string& error) {
   return dtype;
 }
 
-}  // namespace et_ops::runtime
+}  // namespace et_ops::io

@@ -6,8 +6,8 @@
 #include <iterator>
 
 #include "et_ops/npy.h"
-#include "runtime/npy_descr.h"
-#include "runtime/npy_header.h"
+#include "io/npy_descr.h"
+#include "io/npy_header.h"
 
 namespace et_ops {
 namespace {
@@ -55,25 +55,23 @@ std::string check_shape(const std::vector<int64_t>& shape, DType dtype, std::siz
   return {};
 }
 
-NpyArray failed(const std::string& name, const std::string& what) {
-  NpyArray array;
-  array.error = fmt::format("{}: {}", name, what);
-  return array;
+Status failed(const std::string& name, const std::string& what, StatusCode code = StatusCode::Format) {
+  return Status(code, fmt::format("{}: {}", name, what));
 }
 
 }  // namespace
 
-NpyArray parse_npy(const uint8_t* bytes, std::size_t size, const std::string& name) {
+Result<NpyArray> parse_npy(const uint8_t* bytes, std::size_t size, const std::string& name) {
   Preamble preamble;
   if (std::string error = read_preamble(bytes, size, preamble); !error.empty()) return failed(name, error);
   NpyArray array;
   std::size_t nbytes = 0;
   try {
-    const runtime::NpyHeader header = runtime::parse_npy_header(
+    const io::NpyHeader header = io::parse_npy_header(
         std::string_view(reinterpret_cast<const char*>(bytes + preamble.header_offset), preamble.header_size));
     if (header.fortran_order) return failed(name, "Fortran-order arrays are not supported; save a C-order array");
     std::string error;
-    array.dtype = runtime::dtype_of_descr(header.descr, error);
+    array.dtype = io::dtype_of_descr(header.descr, error);
     if (error.empty()) error = check_shape(header.shape, array.dtype, nbytes);
     if (!error.empty()) return failed(name, error);
     array.shape = header.shape;
@@ -87,11 +85,11 @@ NpyArray parse_npy(const uint8_t* bytes, std::size_t size, const std::string& na
   return array;
 }
 
-NpyArray read_npy(const std::string& path) {
+Result<NpyArray> read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return failed(path, fmt::format("cannot open: {}", std::strerror(errno)));
+  if (!in) return failed(path, fmt::format("cannot open: {}", std::strerror(errno)), StatusCode::File);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return failed(path, "cannot read the file");
+  if (in.bad()) return failed(path, "cannot read the file", StatusCode::File);
   return parse_npy(bytes.data(), bytes.size(), path);
 }
 

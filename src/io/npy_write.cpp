@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "et_ops/npy.h"
-#include "runtime/npy_descr.h"
-#include "runtime/tensor_layout.h"
+#include "io/npy_descr.h"
+#include "io/tensor_layout.h"
 
 namespace et_ops {
 namespace {
@@ -24,7 +24,7 @@ std::string shape_tuple(TensorRef tensor) {
 // multiple of 64 bytes, as NumPy writes it.
 std::string header_text(TensorRef tensor) {
   std::string text = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-                                 runtime::npy_descr(tensor.dtype()), shape_tuple(tensor));
+                                 io::npy_descr(tensor.dtype()), shape_tuple(tensor));
   const std::size_t unpadded = kPreambleBytes + text.size() + 1;
   text.append((kHeaderAlignment - unpadded % kHeaderAlignment) % kHeaderAlignment, ' ');
   text.push_back('\n');
@@ -40,24 +40,19 @@ std::vector<uint8_t> encode_npy(TensorRef tensor) {
   bytes[8] = static_cast<uint8_t>(header.size() & 0xFF);
   bytes[9] = static_cast<uint8_t>(header.size() >> 8);
   std::memcpy(bytes.data() + kPreambleBytes, header.data(), header.size());
-  runtime::copy_to_logical_order(tensor, bytes.data() + kPreambleBytes + header.size());
+  io::copy_to_logical_order(tensor, bytes.data() + kPreambleBytes + header.size());
   return bytes;
 }
 
-bool write_npy(const std::string& path, TensorRef tensor, std::string* error) {
+Status write_npy(const std::string& path, TensorRef tensor) {
   const std::vector<uint8_t> bytes = encode_npy(tensor);
   std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) {
-    if (error) *error = fmt::format("{}: cannot create: {}", path, std::strerror(errno));
-    return false;
-  }
+  if (file == nullptr) return Status(StatusCode::File, fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
   const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
   const bool closed = std::fclose(file) == 0;
-  if (!written || !closed) {
-    if (error) *error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
-    return false;
-  }
-  return true;
+  if (!written || !closed)
+    return Status(StatusCode::File, fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  return Status();
 }
 
 }  // namespace et_ops

@@ -1,9 +1,9 @@
 // Strided gather into C order with an odometer over the logical index.
-#include "runtime/tensor_layout.h"
+#include "io/tensor_layout.h"
 
 #include <cstring>
 
-namespace et_ops::runtime {
+namespace et_ops::io {
 
 void copy_to_logical_order(TensorRef tensor, uint8_t* out) {
   const std::size_t element = dtype_size(tensor.dtype());
@@ -27,4 +27,4 @@ void copy_to_logical_order(TensorRef tensor, uint8_t* out) {
   }
 }
 
-}  // namespace et_ops::runtime
+}  // namespace et_ops::io

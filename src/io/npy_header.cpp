@@ -1,13 +1,13 @@
 // A parser for exactly the Python literals NumPy writes in a .npy header:
 // a dict of strings, True/False and a tuple of integers.
-#include "runtime/npy_header.h"
+#include "io/npy_header.h"
 
 #include <fmt/format.h>
 
 #include <set>
 #include <stdexcept>
 
-namespace et_ops::runtime {
+namespace et_ops::io {
 namespace {
 
 class DictReader {
@@ -127,4 +127,4 @@ class DictReader {
 
 NpyHeader parse_npy_header(std::string_view text) { return DictReader(text).read(); }
 
-}  // namespace et_ops::runtime
+}  // namespace et_ops::io
