@@ -1,6 +1,7 @@
-// et-ops doctor PROGRAM.etp [--kernels LIST] [--policy P] [--load-library PATH]...
+// et-ops doctor PROGRAM.etp [--list] [--kernels LIST] [--policy P] [--load-library PATH]...
 // The operators a program needs, which are registered (and by whom), which
-// are missing, and which component provides each.
+// are missing, and which component provides each; with --list, only the
+// operators, one a line: the file a selective build takes (-Dselected_operators).
 #include <fmt/format.h>
 
 #include "commands.h"
@@ -35,23 +36,30 @@ CommandSpec doctor_spec() {
   spec.operands = "PROGRAM.etp";
   spec.summary = "the operators a program needs, which are registered, which are missing and where to get them";
   spec.details =
-      "Registers the project's kernel sets first, as run does; exits 1 when an operator is missing.\n";
+      "Registers the project's kernel sets first, as run does; exits 1 when an operator is missing.\n"
+      "With --list, prints only the operators the program needs, one a line, registering nothing: the file\n"
+      "a selective build of the kernel libraries takes (meson setup -Dselected_operators=FILE).\n";
   spec.min_positional = spec.max_positional = 1;
   spec.operand_completion = Completion::files("*.etp");
   spec.options = registry_setup_options();
+  spec.options.push_back({"--list", "", "print the operators the program needs, one a line, and nothing else", false, {}});
   return spec;
 }
 
 int doctor_command(const Arguments& args) {
-  const RegistrySetup setup = registry_setup_from(args);
-  if (!apply_registry_setup(setup)) return kExitFailure;
   const std::string& path = args.positional()[0];
+  const bool list = args.flag("--list");
+  if (!list && !apply_registry_setup(registry_setup_from(args))) return kExitFailure;
   const Result<Program::Inspection> inspected = Program::inspect(path);
   if (!inspected) {
     fmt::print(stderr, "et-ops: {}\n", inspected.status().message());
     return kExitFailure;
   }
   const Program::Inspection& inspection = *inspected;
+  if (list) {
+    for (const std::string& op : inspection.operators) fmt::print("{}\n", op);
+    return kExitOk;
+  }
   fmt::print("program {}{} needs {} operator(s):\n", path,
              inspection.name.empty() ? "" : fmt::format(" ('{}')", inspection.name), inspection.operators.size());
   const std::vector<RecordInfo> records = registered_records();

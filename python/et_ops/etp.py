@@ -1,9 +1,5 @@
-"""Writing and reading et_ops program files (.etp, format versions 1 and 2).
-
-The layout: the magic ``ETOP``,
-a u32 version, a u64 header size H, H bytes of UTF-8 JSON, zero padding to
-the next multiple of 64, then the data segment holding the constants, each
-at a 64-byte aligned offset.
+"""Writing and reading et_ops program files (.etp, format versions 1 and 2;
+the framing is et_ops.etp_format's).
 
 Version 2 adds state tensors (``ProgramBuilder.state``) and bounded dynamic
 shapes (``ProgramBuilder.symbol``, and ``Sym`` in sizes and ints). The
@@ -17,46 +13,19 @@ constants) without the C++ runtime, for tests and tools.
 """
 
 import json
-import struct
 
 import numpy as np
 
 from .errors import FormatError, UsageError, UsageTypeError
+from ._dtypes import DTYPES
+from .etp_format import MAGIC, PREAMBLE, align as _align, read_header
 
-MAGIC = b"ETOP"
-FORMAT_VERSION = 2  # the newest version written and read
-SUPPORTED_VERSIONS = (1, 2)
-ALIGNMENT = 64
-_PREAMBLE = struct.Struct("<4sIQ")
+# numpy dtype for every .etp dtype (et_ops._dtypes, from the one dtype
+# table). NumPy has no bfloat16: its tensors are stored and exchanged as
+# uint16 raw bits.
+NUMPY_DTYPES = {name: np.dtype(descr) for name, _, descr, _, _ in DTYPES}
 
-# numpy dtype for every .etp dtype. NumPy has no bfloat16: its tensors are
-# stored and exchanged as uint16 raw bits.
-NUMPY_DTYPES = {
-    "float32": np.dtype("<f4"),
-    "float64": np.dtype("<f8"),
-    "float16": np.dtype("<f2"),
-    "bfloat16": np.dtype("<u2"),
-    "int8": np.dtype("i1"),
-    "uint8": np.dtype("u1"),
-    "int16": np.dtype("<i2"),
-    "uint16": np.dtype("<u2"),
-    "int32": np.dtype("<i4"),
-    "int64": np.dtype("<i8"),
-    "bool": np.dtype("?"),
-}
-
-_DTYPE_OF_NUMPY = {
-    np.dtype("<f4"): "float32",
-    np.dtype("<f8"): "float64",
-    np.dtype("<f2"): "float16",
-    np.dtype("i1"): "int8",
-    np.dtype("u1"): "uint8",
-    np.dtype("<i2"): "int16",
-    np.dtype("<u2"): "uint16",
-    np.dtype("<i4"): "int32",
-    np.dtype("<i8"): "int64",
-    np.dtype("?"): "bool",
-}
+_DTYPE_OF_NUMPY = {np.dtype(descr): name for name, _, descr, _, numpy in DTYPES if numpy}
 
 
 def etp_dtype_of(array):
@@ -90,10 +59,6 @@ class Sym:
 def _entry(value):
     """A size or int entry for the header: an int, or a Sym's JSON object."""
     return value.to_json() if isinstance(value, Sym) else int(value)
-
-
-def _align(offset):
-    return (offset + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
 class ProgramBuilder:
@@ -294,7 +259,7 @@ class ProgramBuilder:
             header["symbols"] = self._symbols
         # allow_nan=False: NaN and infinities are not JSON, so a non-finite double is refused here.
         header_bytes = json.dumps(header, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-        preamble = _PREAMBLE.pack(MAGIC, version, len(header_bytes))
+        preamble = PREAMBLE.pack(MAGIC, version, len(header_bytes))
         head = preamble + header_bytes
         return head + b"\0" * (_align(len(head)) - len(head)) + segment
 
@@ -416,18 +381,12 @@ def _logical_array(data, value):
 
 def parse_program(data):
     """Parses .etp bytes; raises FormatError (a ValueError) naming what is wrong."""
-    if len(data) < _PREAMBLE.size:
-        raise FormatError(f"truncated: {len(data)} bytes, shorter than the {_PREAMBLE.size}-byte preamble")
-    magic, version, header_size = _PREAMBLE.unpack_from(data)
-    if magic != MAGIC:
-        raise FormatError(f"wrong magic {magic!r}, expected {MAGIC!r}")
-    if version not in SUPPORTED_VERSIONS:
-        raise FormatError(f"unsupported format version {version}")
-    header_end = _PREAMBLE.size + header_size
-    if header_end > len(data):
-        raise FormatError(f"header of {header_size} bytes runs past the end of the file")
-    header = json.loads(data[_PREAMBLE.size:header_end].decode("utf-8"))
-    segment_start = _align(header_end)
+    try:
+        header, segment_start = read_header(data)
+    except FormatError:
+        raise
+    except ValueError as e:
+        raise FormatError(str(e)) from None
     constants = {}
     for index, value in enumerate(header["values"]):
         if value["type"] != "tensor" or "data" not in value:

@@ -37,23 +37,8 @@ namespace py = pybind11;
 namespace et_ops::python {
 namespace {
 
-// NumPy has no bfloat16: its tensors travel as uint16 arrays of the raw bits.
-py::dtype numpy_dtype(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: return py::dtype::of<float>();
-    case DType::Float64: return py::dtype::of<double>();
-    case DType::Float16: return py::dtype("float16");
-    case DType::BFloat16: return py::dtype::of<uint16_t>();
-    case DType::Int8: return py::dtype::of<int8_t>();
-    case DType::UInt8: return py::dtype::of<uint8_t>();
-    case DType::Int16: return py::dtype::of<int16_t>();
-    case DType::UInt16: return py::dtype::of<uint16_t>();
-    case DType::Int32: return py::dtype::of<int32_t>();
-    case DType::Int64: return py::dtype::of<int64_t>();
-    case DType::Bool: return py::dtype::of<bool>();
-  }
-  throw std::logic_error("et_ops: invalid dtype");
-}
+// The NumPy dtype of a tensor's elements (et_ops/dtypes.def; bfloat16: its raw bits, uint16).
+py::dtype numpy_dtype(DType dtype) { return py::dtype(std::string(dtype_npy_descr(dtype))); }
 
 // Kind and size identify the element type whatever NumPy's type number
 // (int64 is both NPY_LONG and NPY_LONGLONG on Linux).

@@ -29,14 +29,27 @@ std::vector<std::string> unique_missing(const std::vector<std::string>& operator
   return missing;
 }
 
+// Whether some kernel of `component` is registered: then an operator of
+// its table that is not was left out of this build of it (a selective build).
+bool component_registered(const ComponentInfo& component) {
+  for (const RecordInfo& record : registered_records())
+    if (record.origin.component == component.name) return true;
+  return false;
+}
+
 std::string report_text(const std::vector<MissingOperator>& missing, std::string_view program) {
   std::string text = fmt::format("{} needs {} operator(s) that are not registered in this process:\n",
                                  program.empty() ? "The program" : fmt::format("Program '{}'", program),
                                  missing.size());
   std::vector<const ComponentInfo*> components;
   bool unknown = false;
+  bool left_out = false;
   for (const MissingOperator& m : missing) {
-    if (m.component) {
+    if (m.component && component_registered(*m.component)) {
+      text += fmt::format("  {}  (left out of this build of component {}, {}: a selective build)\n", m.op,
+                          m.component->name, m.component->library);
+      left_out = true;
+    } else if (m.component) {
       text += fmt::format("  {}  (provided by component {}, {})\n", m.op, m.component->name, m.component->library);
       if (std::find(components.begin(), components.end(), m.component) == components.end())
         components.push_back(m.component);
@@ -45,6 +58,12 @@ std::string report_text(const std::vector<MissingOperator>& missing, std::string
       unknown = true;
     }
   }
+  if (left_out)
+    text += "The kernel libraries of this build keep only a selection of operators. To add an operator left out, "
+            "add its name to the file of -Dselected_operators (or the program to -Dselected_programs), run "
+            "meson setup --reconfigure and rebuild; et-ops doctor --list PROGRAM.etp prints the operators a "
+            "program needs.\n";
+  if (left_out && components.empty() && !unknown) return text;
   text += "This is a packaging problem, not a problem with the model: the kernel library that provides these "
           "operators is not linked into the application, or its register_kernels() was not called.\n";
   for (const ComponentInfo* c : components) text += fmt::format("To add {}:\n{}", c->name, how_to_add(*c));

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace et_ops::fuzz {
 
@@ -36,6 +37,13 @@ class FuzzInput {
     T value;
     std::memcpy(&value, bytes, sizeof(T));
     return value;
+  }
+
+  // A name ended by a NUL byte (or the input's end), at most 128 bytes.
+  std::string name() {
+    std::string s;
+    for (uint8_t c = byte(); c != 0 && s.size() < 128; c = byte()) s += static_cast<char>(c);
+    return s;
   }
 
   bool exhausted() const { return pos_ >= size_; }

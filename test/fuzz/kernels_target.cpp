@@ -1,6 +1,7 @@
 // Fuzz targets: one call of a kernel through the registry, for each kernel
-// library (quantized_kernels, portable_kernels, xnnpack_kernels). The bytes choose the
-// operator (a record of the library's manifest), then each argument in
+// library (quantized_kernels, portable_kernels, xnnpack_kernels). The bytes name the
+// operator (its name, aten::add.out say, and a NUL byte; a name the library does not have
+// picks one of its operators by the next byte), then each argument in
 // schema order: its kind (usually the schema's, sometimes none or another
 // kind), a tensor's dtype, shape, dim order and elements, an int list, or a
 // scalar from values that sit on the edges of the kernels' checks. Kernels
@@ -405,10 +406,19 @@ std::vector<Operator> library_operators(const char* target, bool registered, con
   return operators;
 }
 
+// The operator the input names: by name, so that a seed keeps calling its
+// operator whatever the library's table adds.
+const Operator& chosen_operator(FuzzInput& in, const std::vector<Operator>& operators) {
+  const std::string name = in.name();
+  for (const Operator& op : operators)
+    if (name == op.name) return op;
+  return operators[in.below(operators.size())];
+}
+
 int fuzz_kernel_call(const char* target, const std::vector<Operator>& operators, const Decoding& decoding,
                      const uint8_t* data, std::size_t size) {
   FuzzInput in(data, size);
-  const Operator& op = operators[in.below(operators.size())];
+  const Operator& op = chosen_operator(in, operators);
   Call call(in, decoding);
   for (Kind kind : op.kinds) call.add(kind);
   if (in.chance(4)) call.miscount();

@@ -4,8 +4,12 @@
 // with random shapes, dims, indices (in and out of range) and positions. The
 // buffer sits between guard bytes: a kernel must write only inside it (an
 // index outside is an error naming it), and a failing kernel must say why.
-// An operator that is not registered in this build is skipped.
+// The bytes name the operator first (its name and a NUL byte, as the kernel
+// targets do; another name picks one by the next byte). An operator that is
+// not registered in this build is skipped.
 #include <cstring>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "et_ops/kernels/portable.h"
@@ -54,6 +58,26 @@ std::vector<int64_t> random_sizes(FuzzInput& in, std::size_t dims) {
   return sizes;
 }
 
+namespace op_name = kernels::portable::op_name;
+
+// The operators this target calls, chosen by name so that a seed keeps its operator.
+enum class Update { IndexCopy, IndexPut, Copy, Add };
+struct NamedUpdate {
+  const char* name;
+  Update update;
+};
+constexpr NamedUpdate kUpdates[] = {{op_name::index_copy_out, Update::IndexCopy},
+                                    {op_name::index_put_out, Update::IndexPut},
+                                    {op_name::copy_out, Update::Copy},
+                                    {op_name::add_out, Update::Add}};
+
+Update chosen_update(FuzzInput& in) {
+  const std::string name = in.name();
+  for (const NamedUpdate& u : kUpdates)
+    if (name == u.name) return u.update;
+  return kUpdates[in.below(std::size(kUpdates))].update;
+}
+
 void call(const char* op, std::vector<et_ops_value>& args, const std::vector<const et_ops_tensor*>& tensors,
           const Guarded& state) {
   const ResolvedKernel kernel = lookup_kernel(op, tensors.data(), tensors.size());
@@ -69,6 +93,7 @@ int fuzz_state_writes(const uint8_t* data, std::size_t size) {
   static const bool registered = kernels::portable::register_kernels().ok();
   if (!registered) target_failure("state_writes", "registering the portable kernels failed");
   FuzzInput in(data, size);
+  const Update update = chosen_update(in);
   // The cache: [layers or heads, positions, width].
   std::vector<int64_t> cache_sizes = {1 + static_cast<int64_t>(in.below(3)), 1 + static_cast<int64_t>(in.below(16)),
                                       1 + static_cast<int64_t>(in.below(6))};
@@ -84,30 +109,30 @@ int fuzz_state_writes(const uint8_t* data, std::size_t size) {
     std::memcpy(index.tensor.raw()->data, index_values.data(), index_values.size() * sizeof(int64_t));
   Guarded source(DType::Float32, source_sizes, in);
   et_ops_tensor* self = state.tensor.raw();
-  switch (in.below(4)) {
-    case 0: {  // index_copy.out(self, dim, index, source, *, out)
+  switch (update) {
+    case Update::IndexCopy: {  // index_copy.out(self, dim, index, source, *, out)
       std::vector<et_ops_value> args = {tensor_value(self), int_value(dim), tensor_value(index.tensor),
                                         tensor_value(source.tensor), tensor_value(self)};
-      call("aten::index_copy.out", args, {self, index.tensor.raw(), source.tensor.raw(), self}, state);
+      call(op_name::index_copy_out, args, {self, index.tensor.raw(), source.tensor.raw(), self}, state);
       break;
     }
-    case 1: {  // index_put.out(self, indices, values, accumulate, *, out): positions along dim 1 after a full dim 0
+    case Update::IndexPut: {  // index_put.out(self, indices, values, accumulate, *, out): positions along dim 1 after a full dim 0
       et_ops_tensor* indices[] = {index.tensor.raw()};
       std::vector<et_ops_value> args = {tensor_value(self), tensor_list_value(indices, 1),
                                         tensor_value(source.tensor), bool_value(in.chance(64)), tensor_value(self)};
-      call("aten::index_put.out", args, {self, index.tensor.raw(), source.tensor.raw(), self}, state);
+      call(op_name::index_put_out, args, {self, index.tensor.raw(), source.tensor.raw(), self}, state);
       break;
     }
-    case 2: {  // copy.out(self, src, non_blocking, *, out)
+    case Update::Copy: {  // copy.out(self, src, non_blocking, *, out)
       std::vector<et_ops_value> args = {tensor_value(self), tensor_value(source.tensor), bool_value(false),
                                         tensor_value(self)};
-      call("aten::copy.out", args, {self, source.tensor.raw(), self}, state);
+      call(op_name::copy_out, args, {self, source.tensor.raw(), self}, state);
       break;
     }
-    default: {  // add.out(self, other, alpha, *, out): an elementwise update in place
+    case Update::Add: {  // add.out(self, other, alpha, *, out): an elementwise update in place
       std::vector<et_ops_value> args = {tensor_value(self), tensor_value(source.tensor), int_value(1),
                                         tensor_value(self)};
-      call("aten::add.out", args, {self, source.tensor.raw(), self}, state);
+      call(op_name::add_out, args, {self, source.tensor.raw(), self}, state);
       break;
     }
   }

@@ -3,7 +3,9 @@
 //
 // Call register_kernels() once (more calls are no-ops) to make them
 // available to programs, or call a kernel directly through the typed entry
-// points below. Every entry point reports errors through its KernelContext
+// points of et_ops/kernels/quantized_operators.h (generated from the
+// library's operator table): the context first, then the schema's arguments
+// in order, out arguments last. Every entry point reports errors through its KernelContext
 // and returns ctx.ok(); none of them aborts or resizes its outputs.
 #ifndef ET_OPS_KERNELS_QUANTIZED_H
 #define ET_OPS_KERNELS_QUANTIZED_H
@@ -16,6 +18,7 @@
 #include "et_ops/dtype.h"
 #include "et_ops/export.h"
 #include "et_ops/kernel_context.h"
+#include "et_ops/kernels/quantized_operators.h"
 #include "et_ops/registry.h"
 #include "et_ops/tensor.h"
 
@@ -30,106 +33,6 @@ inline constexpr const char* kComponent = "kernels_quantized";
 // The library's manifest (component, version, records with schema and
 // fingerprint), as the loadable-library entry point returns it.
 ET_OPS_KERNELS_API const et_ops_manifest& manifest();
-
-// ---- quantize (reference §3) ----
-ET_OPS_KERNELS_API bool quantize_per_tensor_out(KernelContext& ctx, TensorRef input, double scale, int64_t zero_point,
-                                                int64_t quant_min, int64_t quant_max, DType dtype, TensorRef out);
-ET_OPS_KERNELS_API bool quantize_per_tensor_tensor_out(KernelContext& ctx, TensorRef input, TensorRef scale,
-                                                       TensorRef zero_point, int64_t quant_min, int64_t quant_max,
-                                                       DType dtype, TensorRef out);
-ET_OPS_KERNELS_API bool quantize_per_channel_out(KernelContext& ctx, TensorRef input, TensorRef scales,
-                                                 TensorRef zero_points, int64_t axis, int64_t quant_min,
-                                                 int64_t quant_max, DType dtype, TensorRef out);
-ET_OPS_KERNELS_API bool quantize_per_token_out(KernelContext& ctx, TensorRef input, TensorRef scales,
-                                               TensorRef zero_points, int64_t quant_min, int64_t quant_max,
-                                               DType dtype, TensorRef out);
-
-// ---- dequantize (reference §4) ----
-ET_OPS_KERNELS_API bool dequantize_per_tensor_out(KernelContext& ctx, TensorRef input, double scale,
-                                                  int64_t zero_point, int64_t quant_min, int64_t quant_max,
-                                                  DType dtype, std::optional<DType> out_dtype, TensorRef out);
-ET_OPS_KERNELS_API bool dequantize_per_tensor_tensor_out(KernelContext& ctx, TensorRef input, TensorRef scale,
-                                                         TensorRef zero_point, int64_t quant_min, int64_t quant_max,
-                                                         DType dtype, std::optional<DType> out_dtype, TensorRef out);
-ET_OPS_KERNELS_API bool dequantize_per_channel_out(KernelContext& ctx, TensorRef input, TensorRef scales,
-                                                   std::optional<TensorRef> zero_points, int64_t axis,
-                                                   int64_t quant_min, int64_t quant_max, DType dtype,
-                                                   std::optional<DType> out_dtype, TensorRef out);
-ET_OPS_KERNELS_API bool dequantize_per_token_out(KernelContext& ctx, TensorRef input, TensorRef scales,
-                                                 TensorRef zero_points, int64_t quant_min, int64_t quant_max,
-                                                 DType dtype, DType output_dtype, TensorRef out);
-
-// ---- group-wise weight dequantize (PyTorch's dequantize_per_channel_group) ----
-// input [N, K] of int8/uint8 (dtype must match), or for the 4-bit overload
-// uint8 [N, K/2] with two int4 values per byte in embedding_4bit's layout;
-// scales (f32/f16/bf16) and optional integer zero_points of N * K/group_size
-// elements in row-major order; out [N, K] of output_dtype (f32/f16/bf16):
-// out = O(P(fl32(fl32(q - zp) * s))), P the scales' dtype.
-ET_OPS_KERNELS_API bool dequantize_per_channel_group_out(KernelContext& ctx, TensorRef input, TensorRef scales,
-                                                         std::optional<TensorRef> zero_points, int64_t quant_min,
-                                                         int64_t quant_max, DType dtype, int64_t group_size,
-                                                         DType output_dtype, TensorRef out);
-ET_OPS_KERNELS_API bool dequantize_per_channel_group_4bit_out(KernelContext& ctx, TensorRef input, TensorRef scales,
-                                                              std::optional<TensorRef> zero_points,
-                                                              int64_t quant_min, int64_t quant_max,
-                                                              int64_t group_size, DType output_dtype, TensorRef out);
-
-// ---- dynamically quantized low-bit linears (et_quantized::) ----
-// input float32 [..., K] quantized per token inside the kernel exactly as
-// choose_qparams_per_token_asymmetric + quantize_per_token (int8); weight
-// uint8 [N, K/2] of int4 values in embedding_4bit's layout with float32
-// weight_scales [N, K/group_size] (8da4w), or int8 [N, K] with one float32
-// scale per row (8da8w); symmetric weights; optional float32 bias [N]; out
-// float32 [..., N]. Integer dot products per group, then a fixed float
-// order, the same on every CPU and thread count.
-ET_OPS_KERNELS_API bool linear_8da4w_out(KernelContext& ctx, TensorRef input, TensorRef weight,
-                                         TensorRef weight_scales, int64_t group_size, std::optional<TensorRef> bias,
-                                         TensorRef out);
-ET_OPS_KERNELS_API bool linear_8da8w_out(KernelContext& ctx, TensorRef input, TensorRef weight,
-                                         TensorRef weight_scales, std::optional<TensorRef> bias, TensorRef out);
-
-// ---- choose_qparams (reference §5) ----
-ET_OPS_KERNELS_API bool choose_qparams_tensor_out(KernelContext& ctx, TensorRef input, int64_t quant_min,
-                                                  int64_t quant_max, double eps, DType dtype, TensorRef scale_out,
-                                                  TensorRef zero_point_out);
-ET_OPS_KERNELS_API bool choose_qparams_per_token_asymmetric_out(KernelContext& ctx, TensorRef input, DType dtype,
-                                                                TensorRef scale_out, TensorRef zero_point_out);
-
-// ---- embeddings (reference §6) ----
-ET_OPS_KERNELS_API bool embedding_byte_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                                           std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                                           int64_t weight_quant_max, TensorRef indices, TensorRef out);
-ET_OPS_KERNELS_API bool embedding_byte_dtype_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                                                 std::optional<TensorRef> weight_zero_points,
-                                                 int64_t weight_quant_min, int64_t weight_quant_max,
-                                                 TensorRef indices, std::optional<DType> dtype, TensorRef out);
-ET_OPS_KERNELS_API bool embedding_2bit_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                                           std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                                           int64_t weight_quant_max, TensorRef indices, TensorRef out);
-ET_OPS_KERNELS_API bool embedding_2bit_dtype_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                                                 std::optional<TensorRef> weight_zero_points,
-                                                 int64_t weight_quant_min, int64_t weight_quant_max,
-                                                 TensorRef indices, std::optional<DType> dtype, TensorRef out);
-ET_OPS_KERNELS_API bool embedding_4bit_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                                           std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                                           int64_t weight_quant_max, TensorRef indices, TensorRef out);
-ET_OPS_KERNELS_API bool embedding_4bit_dtype_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                                                 std::optional<TensorRef> weight_zero_points,
-                                                 int64_t weight_quant_min, int64_t weight_quant_max,
-                                                 TensorRef indices, std::optional<DType> dtype, TensorRef out);
-
-// ---- mixed-precision matmul (reference §7) ----
-ET_OPS_KERNELS_API bool mixed_mm_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
-                                     std::optional<TensorRef> weight_zero_points, TensorRef out);
-ET_OPS_KERNELS_API bool mixed_linear_out(KernelContext& ctx, TensorRef input, TensorRef weight,
-                                         TensorRef weight_scales, std::optional<TensorRef> weight_zero_points,
-                                         std::optional<DType> dtype, TensorRef out);
-
-// ---- add (reference §8) ----
-ET_OPS_KERNELS_API bool add_out(KernelContext& ctx, TensorRef a, double a_scale, int64_t a_zero_point,
-                                int64_t a_quant_min, int64_t a_quant_max, TensorRef b, double b_scale,
-                                int64_t b_zero_point, int64_t b_quant_min, int64_t b_quant_max, double out_scale,
-                                int64_t out_zero_point, int64_t out_quant_min, int64_t out_quant_max, TensorRef out);
 
 // ---- non-temporal stores ----
 // quantize, dequantize and add write their output with non-temporal stores

@@ -10,11 +10,14 @@
 // loads; each run state holds its own XNNPACK operators and runs them on
 // its thread pool (RunState::set_threads). Call register_kernels() once
 // (more calls are no-ops) to make them available to programs.
+// et_ops/kernels/xnnpack_operators.h (generated from the library's operator
+// table) names the operators: op_name::conv2d_kernel, ...
 #ifndef ET_OPS_KERNELS_XNNPACK_H
 #define ET_OPS_KERNELS_XNNPACK_H
 
 #include "et_ops/abi.h"
 #include "et_ops/export.h"
+#include "et_ops/kernels/xnnpack_operators.h"
 #include "et_ops/registry.h"
 
 namespace et_ops::kernels::xnnpack {

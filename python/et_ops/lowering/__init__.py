@@ -43,7 +43,7 @@ class UnsupportedNode:
     """One node that could not be lowered."""
 
     op: str  # call_function, placeholder, output
-    target: str  # the aten operator, e.g. "aten::cumsum"
+    target: str  # the aten operator, e.g. ``aten::cumsum``
     module_path: str  # the module whose forward made the call ("" for the top-level module)
     node: str  # the graph node's name
     reason: str

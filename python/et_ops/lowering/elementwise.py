@@ -12,35 +12,36 @@ import numbers
 
 import torch
 
+from .._operators import portable
 from .values import Constant, dtype_of, is_tensor
 
-ADD, ADD_SCALAR = "aten::add.out", "aten::add.Scalar_out"
-SUB, SUB_SCALAR = "aten::sub.out", "aten::sub.Scalar_out"
-MUL, MUL_SCALAR = "aten::mul.out", "aten::mul.Scalar_out"
-DIV, DIV_SCALAR = "aten::div.out", "aten::div.Scalar_out"
-RELU = "aten::relu.out"
-HARDTANH = "aten::hardtanh.out"
-CLAMP = "aten::clamp.out"
-SIGMOID = "aten::sigmoid.out"
-TANH = "aten::tanh.out"
-HARDSWISH = "aten::hardswish.out"
-HARDSIGMOID = "aten::hardsigmoid.out"
-LEAKY_RELU = "aten::leaky_relu.out"
-SOFTMAX = "aten::_softmax.out"
-LOG_SOFTMAX = "aten::_log_softmax.out"
-GELU = "aten::gelu.out"
-SILU = "aten::silu.out"
-RSQRT = "aten::rsqrt.out"
-SQRT = "aten::sqrt.out"
-EXP = "aten::exp.out"
-NEG = "aten::neg.out"
-POW_SCALAR = "aten::pow.Tensor_Scalar_out"
-POW = "aten::pow.Tensor_Tensor_out"
-LOGICAL_NOT = "aten::logical_not.out"
-WHERE = "aten::where.self_out"
-MASKED_FILL = "aten::masked_fill.Scalar_out"
-COPY = "aten::copy.out"
-COMPARISONS = {name: (f"aten::{name}.Tensor_out", f"aten::{name}.Scalar_out")
+ADD, ADD_SCALAR = portable.add_out, portable.add_scalar_out
+SUB, SUB_SCALAR = portable.sub_out, portable.sub_scalar_out
+MUL, MUL_SCALAR = portable.mul_out, portable.mul_scalar_out
+DIV, DIV_SCALAR = portable.div_out, portable.div_scalar_out
+RELU = portable.relu_out
+HARDTANH = portable.hardtanh_out
+CLAMP = portable.clamp_out
+SIGMOID = portable.sigmoid_out
+TANH = portable.tanh_out
+HARDSWISH = portable.hardswish_out
+HARDSIGMOID = portable.hardsigmoid_out
+LEAKY_RELU = portable.leaky_relu_out
+SOFTMAX = portable.softmax_out
+LOG_SOFTMAX = portable.log_softmax_out
+GELU = portable.gelu_out
+SILU = portable.silu_out
+RSQRT = portable.rsqrt_out
+SQRT = portable.sqrt_out
+EXP = portable.exp_out
+NEG = portable.neg_out
+POW_SCALAR = portable.pow_tensor_scalar_out
+POW = portable.pow_tensor_tensor_out
+LOGICAL_NOT = portable.logical_not_out
+WHERE = portable.where_self_out
+MASKED_FILL = portable.masked_fill_scalar_out
+COPY = portable.copy_out
+COMPARISONS = {name: (getattr(portable, f"{name}_tensor_out"), getattr(portable, f"{name}_scalar_out"))
                for name in ("eq", "ne", "lt", "le", "gt", "ge")}
 
 

@@ -9,20 +9,21 @@ normalization in eval mode is folded into a per-channel multiply-add.
 
 import torch
 
+from .._operators import portable
 from .values import Constant, Deferred, dtype_of, shape_of
 
-CONVOLUTION = "aten::convolution.out"
-LINEAR = "aten::linear.out"
-ADDMM = "aten::addmm.out"
-MM = "aten::mm.out"
-BMM = "aten::bmm.out"
-BADDBMM = "aten::baddbmm.out"
-MUL = "aten::mul.out"
-ADD = "aten::add.out"
-VIEW_COPY = "aten::view_copy.out"
-LAYER_NORM = "aten::native_layer_norm.out"
-GROUP_NORM = "aten::native_group_norm.out"
-EMBEDDING = "aten::embedding.out"
+CONVOLUTION = portable.convolution_out
+LINEAR = portable.linear_out
+ADDMM = portable.addmm_out
+MM = portable.mm_out
+BMM = portable.bmm_out
+BADDBMM = portable.baddbmm_out
+MUL = portable.mul_out
+ADD = portable.add_out
+VIEW_COPY = portable.view_copy_out
+LAYER_NORM = portable.native_layer_norm_out
+GROUP_NORM = portable.native_group_norm_out
+EMBEDDING = portable.embedding_out
 
 
 def emit_conv2d(g, out, input, weight, bias, stride, padding, dilation, groups):

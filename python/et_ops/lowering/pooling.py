@@ -1,13 +1,14 @@
 """Pooling and reductions (aten operators)."""
 
+from .._operators import portable
 from .values import shape_of
 
-MAX_POOL2D = "aten::max_pool2d_with_indices.out"
-AVG_POOL2D = "aten::avg_pool2d.out"
-ADAPTIVE_AVG_POOL2D = "aten::adaptive_avg_pool2d.out"
-MEAN = "aten::mean.out"
-SUM = "aten::sum.IntList_out"
-MAX_DIM = "aten::max.dim_max"
+MAX_POOL2D = portable.max_pool2d_with_indices_out
+AVG_POOL2D = portable.avg_pool2d_out
+ADAPTIVE_AVG_POOL2D = portable.adaptive_avg_pool2d_out
+MEAN = portable.mean_out
+SUM = portable.sum_out
+MAX_DIM = portable.max_dim_out
 
 
 def _pair(value):

@@ -18,21 +18,21 @@ operator, its integer weights program constants.
 import numpy as np
 import torch
 
+from .._operators import quantized
 from .values import (Constant, Deferred, PerChannelQParams, PerTensorQParams, TensorValue, etp_dtype, qparams_of,
                      quant_range)
 from .tracing import layer_path
 
-Q = "quantized_decomposed::"
-QUANTIZE_PER_TENSOR = Q + "quantize_per_tensor.out"
-QUANTIZE_PER_CHANNEL = Q + "quantize_per_channel.out"
-DEQUANTIZE_PER_TENSOR = Q + "dequantize_per_tensor.out"
-DEQUANTIZE_PER_CHANNEL = Q + "dequantize_per_channel.out"
-CHOOSE_QPARAMS_PER_TOKEN_ASYMMETRIC = Q + "choose_qparams_per_token_asymmetric.out"
-QUANTIZE_PER_TOKEN = Q + "quantize_per_token.out"
-DEQUANTIZE_PER_TOKEN = Q + "dequantize_per_token.out"
-DEQUANTIZE_PER_CHANNEL_GROUP_4BIT = Q + "dequantize_per_channel_group_4bit.out"
-EMBEDDING_BYTE = Q + "embedding_byte.out"
-EMBEDDING_4BIT = Q + "embedding_4bit.out"
+QUANTIZE_PER_TENSOR = quantized.quantize_per_tensor_out
+QUANTIZE_PER_CHANNEL = quantized.quantize_per_channel_out
+DEQUANTIZE_PER_TENSOR = quantized.dequantize_per_tensor_out
+DEQUANTIZE_PER_CHANNEL = quantized.dequantize_per_channel_out
+CHOOSE_QPARAMS_PER_TOKEN_ASYMMETRIC = quantized.choose_qparams_per_token_asymmetric_out
+QUANTIZE_PER_TOKEN = quantized.quantize_per_token_out
+DEQUANTIZE_PER_TOKEN = quantized.dequantize_per_token_out
+DEQUANTIZE_PER_CHANNEL_GROUP_4BIT = quantized.dequantize_per_channel_group_4bit_out
+EMBEDDING_BYTE = quantized.embedding_byte_out
+EMBEDDING_4BIT = quantized.embedding_4bit_out
 
 
 def _number(value):

@@ -8,19 +8,20 @@ is their input. A transposition is deferred (values.Deferred): a linear
 layer reads the untransposed weight, anything else gets a permute_copy.
 """
 
+from .._operators import portable
 from .values import Constant, Deferred, dtype_of, shape_of
 
-VIEW_COPY = "aten::view_copy.out"
-PERMUTE_COPY = "aten::permute_copy.out"
-EXPAND_COPY = "aten::expand_copy.out"
-CAT = "aten::cat.out"
-SLICE_COPY = "aten::slice_copy.Tensor_out"
-SELECT_COPY = "aten::select_copy.int_out"
-CONSTANT_PAD_ND = "aten::constant_pad_nd.out"
-INDEX = "aten::index.Tensor_out"
-INDEX_SELECT = "aten::index_select.out"
-INDEX_PUT = "aten::index_put.out"
-INDEX_COPY = "aten::index_copy.out"
+VIEW_COPY = portable.view_copy_out
+PERMUTE_COPY = portable.permute_copy_out
+EXPAND_COPY = portable.expand_copy_out
+CAT = portable.cat_out
+SLICE_COPY = portable.slice_copy_out
+SELECT_COPY = portable.select_copy_int_out
+CONSTANT_PAD_ND = portable.constant_pad_nd_out
+INDEX = portable.index_out
+INDEX_SELECT = portable.index_select_out
+INDEX_PUT = portable.index_put_out
+INDEX_COPY = portable.index_copy_out
 
 
 def _normalized(dim, rank):

@@ -178,7 +178,7 @@ def emitter_for(node):
 
 
 def display_name(target):
-    """How docs and messages name a target: "aten::add.Tensor", "et_ops_reference::quantize_per_token"."""
+    """How docs and messages name a target: ``aten::add.Tensor``, ``et_ops_reference::quantize_per_token``."""
     if isinstance(target, torch._ops.OpOverload):
         name = target._schema.name
         return name if target._overloadname == "default" else f"{name}.{target._overloadname}"

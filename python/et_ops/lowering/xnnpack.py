@@ -23,29 +23,30 @@ copies between layouts where a tensor crosses from one path to the other.
 
 import numpy as np
 
+from .._operators import OPERATORS as SCHEMAS, portable, quantized, xnnpack
 from ..etp import NUMPY_DTYPES, ProgramBuilder
 from ..errors import UsageError
 
 NAME = "xnnpack"
 
-Q = "quantized_decomposed::quantize_per_tensor.out"
-DQ = "quantized_decomposed::dequantize_per_tensor.out"
-DQ_CHANNEL = "quantized_decomposed::dequantize_per_channel.out"
-CONVOLUTION = "aten::convolution.out"
-LINEAR = "aten::linear.out"
-ADD = "aten::add.out"
-RELU = "aten::relu.out"
-HARDTANH = "aten::hardtanh.out"
-ADAPTIVE_AVG_POOL2D = "aten::adaptive_avg_pool2d.out"
-MEAN = "aten::mean.out"
-MAX_POOL2D = "aten::max_pool2d_with_indices.out"
+Q = quantized.quantize_per_tensor_out
+DQ = quantized.dequantize_per_tensor_out
+DQ_CHANNEL = quantized.dequantize_per_channel_out
+CONVOLUTION = portable.convolution_out
+LINEAR = portable.linear_out
+ADD = portable.add_out
+RELU = portable.relu_out
+HARDTANH = portable.hardtanh_out
+ADAPTIVE_AVG_POOL2D = portable.adaptive_avg_pool2d_out
+MEAN = portable.mean_out
+MAX_POOL2D = portable.max_pool2d_with_indices_out
 
-CONV2D_INT8 = "et_xnnpack::conv2d.out"
-LINEAR_INT8 = "et_xnnpack::linear.out"
-ADD_INT8 = "et_xnnpack::add.out"
-ADAPTIVE_AVG_POOL2D_INT8 = "et_xnnpack::adaptive_avg_pool2d.out"
-MAX_POOL2D_INT8 = "et_xnnpack::max_pool2d.out"
-CONVERT_LAYOUT = "et_xnnpack::convert_layout.out"
+CONV2D_INT8 = xnnpack.conv2d_kernel
+LINEAR_INT8 = xnnpack.linear_kernel
+ADD_INT8 = xnnpack.add_kernel
+ADAPTIVE_AVG_POOL2D_INT8 = xnnpack.adaptive_avg_pool2d_kernel
+MAX_POOL2D_INT8 = xnnpack.max_pool2d_kernel
+CONVERT_LAYOUT = xnnpack.convert_layout_kernel
 
 OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, CONVERT_LAYOUT)
 CHANNELS_LAST = [0, 2, 3, 1]
@@ -92,9 +93,8 @@ class _Program:
 
 
 def _written_arguments(instruction):
-    """Positions of the out arguments: the last one, two for max_pool2d_with_indices."""
-    count = 2 if instruction["op"] == MAX_POOL2D else 1
-    return set(range(len(instruction["args"]) - count, len(instruction["args"])))
+    """Positions of the arguments the instruction's kernel writes (its schema's out arguments)."""
+    return {a.position for a in SCHEMAS[instruction["op"]].outputs()}
 
 
 class _Match:
@@ -112,12 +112,12 @@ class _Match:
 
 def _per_tensor(p, n, op):
     """(input, (scale, zero_point, quant_min, quant_max, dtype), output) of a Q or DQ instruction."""
-    args = p.instructions[n]["args"]
-    qparams = (float(p.scalar(args[1])), int(p.scalar(args[2])), int(p.scalar(args[3])), int(p.scalar(args[4])),
-               p.scalar(args[5]))
-    if op == DQ and p.scalar(args[6]) not in (None, "float32"):
+    a = op.read(p.instructions[n]["args"])
+    qparams = (float(p.scalar(a.scale)), int(p.scalar(a.zero_point)), int(p.scalar(a.quant_min)),
+               int(p.scalar(a.quant_max)), p.scalar(a.dtype))
+    if op == DQ and p.scalar(a.out_dtype) not in (None, "float32"):
         return None
-    return args[0], qparams, args[-1]
+    return a.input, qparams, a.out
 
 
 def _activation(p, v, reader):
@@ -135,11 +135,11 @@ def _weight(p, v, reader):
     """(dequantize instruction, int8 weight constant, per-channel scales) of a weight, if symmetric int8."""
     n = p.produced_by(v, DQ_CHANNEL)
     if n is not None and p.only_reader(v, reader):
-        args = p.instructions[n]["args"]
-        w, scales, zero_points, axis = args[0], args[1], args[2], p.scalar(args[3])
+        a = DQ_CHANNEL.read(p.instructions[n]["args"])
+        w, scales, zero_points, axis = a.input, a.scales, a.zero_points, p.scalar(a.axis)
         if (p.is_constant(w) and p.values[w]["dtype"] == "int8" and axis == 0 and p.is_constant(scales)
                 and p.is_constant(zero_points) and not p.array(zero_points).any()
-                and p.scalar(args[7]) in (None, "float32")):
+                and p.scalar(a.out_dtype) in (None, "float32")):
             return n, w, p.array(scales).astype(np.float32)
         return None
     n = p.produced_by(v, DQ)
@@ -156,7 +156,8 @@ def _clamp_of(p, n, quantized):
     instruction = p.instructions[n]
     if instruction["op"] == RELU:
         return max(zero_point, quant_min), quant_max
-    low, high = (float(p.scalar(a)) for a in instruction["args"][1:3])
+    a = HARDTANH.read(instruction["args"])
+    low, high = float(p.scalar(a.min_val)), float(p.scalar(a.max_val))
     q_low = zero_point + round(low / scale) if low != 0 else zero_point
     q_high = zero_point + int(np.round(np.float32(high) / np.float32(scale)))
     if low != 0 and low != -np.inf:
@@ -179,7 +180,7 @@ def _match_at(p, n):
         if clamp is None:
             return None
         consumed.append(m)
-        y_float = p.instructions[m]["args"][0]
+        y_float = SCHEMAS[p.instructions[m]["op"]].read(p.instructions[m]["args"]).self
         m = p.producer.get(y_float)
         if m is None or not p.only_reader(y_float, consumed[-1]):
             return None
@@ -187,18 +188,28 @@ def _match_at(p, n):
     op, args = instruction["op"], instruction["args"]
     consumed.append(m)
     match = None
-    if op == CONVOLUTION and not p.scalar(args[6]) and not any(p.scalar(args[7]) or []):
-        match = _convolution(p, m, args, consumed, y_q, out_q)
+    if op == CONVOLUTION:
+        a = CONVOLUTION.read(args)
+        if not p.scalar(a.transposed) and not any(p.scalar(a.output_padding) or []):
+            match = _convolution(p, m, a, consumed, y_q, out_q)
     elif op == LINEAR:
-        match = _linear(p, m, args, consumed, y_q, out_q)
-    elif op == ADD and p.scalar(args[2]) == 1:
-        match = _add(p, m, args, consumed, y_q, out_q)
-    elif op == ADAPTIVE_AVG_POOL2D and list(p.scalar(args[1])) == [1, 1] and len(p.values[args[0]]["sizes"]) == 4:
-        match = _average_pool(p, m, args, consumed, y_q, out_q)
-    elif op == MEAN and _is_global_average_pool(p, args):
-        match = _average_pool(p, m, args, consumed, y_q, out_q)
-    elif op == MAX_POOL2D and clamp is None and not p.readers.get(args[-1]):
-        match = _max_pool(p, m, args, consumed, y_q, out_q)
+        match = _linear(p, m, LINEAR.read(args), consumed, y_q, out_q)
+    elif op == ADD:
+        a = ADD.read(args)
+        if p.scalar(a.alpha) == 1:
+            match = _add(p, m, a, consumed, y_q, out_q)
+    elif op == ADAPTIVE_AVG_POOL2D:
+        a = ADAPTIVE_AVG_POOL2D.read(args)
+        if list(p.scalar(a.output_size)) == [1, 1] and len(p.values[a.self]["sizes"]) == 4:
+            match = _average_pool(p, m, a.self, consumed, y_q, out_q)
+    elif op == MEAN:
+        a = MEAN.read(args)
+        if _is_global_average_pool(p, a):
+            match = _average_pool(p, m, a.self, consumed, y_q, out_q)
+    elif op == MAX_POOL2D:
+        a = MAX_POOL2D.read(args)
+        if clamp is None and not p.readers.get(a.indices):
+            match = _max_pool(p, m, a, consumed, y_q, out_q)
     if match is not None:
         match.clamp = clamp
     return match
@@ -243,21 +254,21 @@ def _copy_value(p, b, v):
     raise UsageError(f"value {v} of type {value['type']} cannot be copied")
 
 
-def _weighted_inputs(p, m, args, consumed):
+def _weighted_inputs(p, m, a, consumed):
     """What a convolution and a linear share: an int8 activation, an int8 weight and a float32
-    constant bias or none (args[0:3]). None when they do not match; else the activation's int8
-    value and a function (b, new) of the operator's leading arguments, after recording in
-    `consumed` the dequantizes the match replaces."""
-    x = _activation(p, args[0], m)
-    w = _weight(p, args[1], m)
+    constant bias or none (a.input, a.weight, a.bias). None when they do not match; else the
+    activation's int8 value and a function (b, new) of the operator's leading arguments, after
+    recording in `consumed` the dequantizes the match replaces."""
+    x = _activation(p, a.input, m)
+    w = _weight(p, a.weight, m)
     if x is None or w is None:
         return None
-    bias = args[2]
+    bias = a.bias
     if p.values[bias]["type"] != "none" and not (p.is_constant(bias) and p.values[bias]["dtype"] == "float32"):
         return None
     dq_x, x_q, x_params = x
     dq_w, weight, scales = w
-    consumed += [dq_w] + ([dq_x] if p.only_reader(args[0], m) else [])
+    consumed += [dq_w] + ([dq_x] if p.only_reader(a.input, m) else [])
 
     def arguments(b, new):
         return [new(x_q), *_quant_args(b, x_params), new(weight), b.constant(scales, "float32"),
@@ -266,14 +277,14 @@ def _weighted_inputs(p, m, args, consumed):
     return x_q, arguments
 
 
-def _convolution(p, m, args, consumed, y_q, out_q):
-    if len(p.values[args[0]].get("sizes", ())) != 4:
+def _convolution(p, m, a, consumed, y_q, out_q):
+    if len(p.values[a.input].get("sizes", ())) != 4:
         return None
-    inputs = _weighted_inputs(p, m, args, consumed)
+    inputs = _weighted_inputs(p, m, a, consumed)
     if inputs is None:
         return None
     x_q, arguments = inputs
-    stride, padding, dilation, groups = (p.scalar(a) for a in (args[3], args[4], args[5], args[8]))
+    stride, padding, dilation, groups = (p.scalar(v) for v in (a.stride, a.padding, a.dilation, a.groups))
 
     def build(b, new, clamp):
         return [*arguments(b, new), b.int_list(stride), b.int_list(padding), b.int_list(dilation),
@@ -282,20 +293,20 @@ def _convolution(p, m, args, consumed, y_q, out_q):
     return _Match(CONV2D_INT8, consumed, [x_q], y_q, out_q, build)
 
 
-def _linear(p, m, args, consumed, y_q, out_q):
-    inputs = _weighted_inputs(p, m, args, consumed)
+def _linear(p, m, a, consumed, y_q, out_q):
+    inputs = _weighted_inputs(p, m, a, consumed)
     if inputs is None:
         return None
     x_q, arguments = inputs
     return _Match(LINEAR_INT8, consumed, [x_q], y_q, out_q, lambda b, new, clamp: arguments(b, new))
 
 
-def _add(p, m, args, consumed, y_q, out_q):
-    a, c = _activation(p, args[0], m), _activation(p, args[1], m)
-    if a is None or c is None or p.values[args[0]]["sizes"] != p.values[args[1]]["sizes"]:
+def _add(p, m, operands, consumed, y_q, out_q):
+    a, c = _activation(p, operands.self, m), _activation(p, operands.other, m)
+    if a is None or c is None or p.values[operands.self]["sizes"] != p.values[operands.other]["sizes"]:
         return None
     for dq, _, _ in (a, c):
-        value = p.instructions[dq]["args"][-1]
+        value = DQ.read(p.instructions[dq]["args"]).out
         if p.only_reader(value, m) and dq not in consumed:
             consumed.append(dq)
 
@@ -305,20 +316,20 @@ def _add(p, m, args, consumed, y_q, out_q):
     return _Match(ADD_INT8, consumed, [a[1], c[1]], y_q, out_q, build)
 
 
-def _is_global_average_pool(p, args):
+def _is_global_average_pool(p, a):
     """mean over the last two dimensions of a 4-D tensor, kept as 1 x 1 (what a 1 x 1 adaptive pooling lowers to)."""
-    if len(p.values[args[0]]["sizes"]) != 4 or p.scalar(args[2]) is not True:
+    if len(p.values[a.self]["sizes"]) != 4 or p.scalar(a.keepdim) is not True:
         return False
-    dims = p.scalar(args[1])
-    return dims is not None and sorted(d % 4 for d in dims) == [2, 3] and p.scalar(args[3]) is None
+    dims = p.scalar(a.dim)
+    return dims is not None and sorted(d % 4 for d in dims) == [2, 3] and p.scalar(a.dtype) is None
 
 
-def _average_pool(p, m, args, consumed, y_q, out_q):
-    x = _activation(p, args[0], m)
+def _average_pool(p, m, source, consumed, y_q, out_q):
+    x = _activation(p, source, m)
     if x is None:
         return None
     dq_x, x_q, x_params = x
-    consumed += [dq_x] if p.only_reader(args[0], m) else []
+    consumed += [dq_x] if p.only_reader(source, m) else []
 
     def build(b, new, clamp):
         return [new(x_q), *_quant_args(b, x_params), b.int_list([1, 1])]
@@ -326,17 +337,17 @@ def _average_pool(p, m, args, consumed, y_q, out_q):
     return _Match(ADAPTIVE_AVG_POOL2D_INT8, consumed, [x_q], y_q, out_q, build)
 
 
-def _max_pool(p, m, args, consumed, y_q, out_q):
-    x = _activation(p, args[0], m)
-    if x is None or x[2] != out_q or len(p.values[args[0]]["sizes"]) != 4:
+def _max_pool(p, m, a, consumed, y_q, out_q):
+    x = _activation(p, a.self, m)
+    if x is None or x[2] != out_q or len(p.values[a.self]["sizes"]) != 4:
         return None  # exact on the integers only when the parameters are unchanged
     dq_x, x_q, _ = x
-    consumed += [dq_x] if p.only_reader(args[0], m) else []
-    kernel, stride, padding, dilation = (p.scalar(a) for a in args[1:5])
+    consumed += [dq_x] if p.only_reader(a.self, m) else []
+    kernel, stride, padding, dilation = (p.scalar(v) for v in (a.kernel_size, a.stride, a.padding, a.dilation))
 
     def build(b, new, clamp):
         return [new(x_q), b.int_list(kernel), b.int_list(stride or kernel), b.int_list(padding),
-                b.int_list(dilation), b.boolean(bool(p.scalar(args[5])))]
+                b.int_list(dilation), b.boolean(bool(p.scalar(a.ceil_mode)))]
 
     match = _Match(MAX_POOL2D_INT8, consumed, [x_q], y_q, out_q, build)
     match.plain_output = True  # no quantization arguments
@@ -353,8 +364,9 @@ def _fold_clamps(p, matches, by_output):
         m = p.producer.get(y_float)
         if m is None or p.instructions[m]["op"] not in (RELU, HARDTANH) or not p.only_reader(y_float, n):
             continue
-        x = _activation(p, p.instructions[m]["args"][0], m)
-        if x is None or x[2] != out_q or not p.only_reader(p.instructions[m]["args"][0], m):
+        source = SCHEMAS[p.instructions[m]["op"]].read(p.instructions[m]["args"]).self
+        x = _activation(p, source, m)
+        if x is None or x[2] != out_q or not p.only_reader(source, m):
             continue
         dq, x_q, _ = x
         match = by_output.get(x_q)
@@ -473,10 +485,11 @@ def _build(p, matches):
             continue
         op, args = instruction["op"], instruction["args"]
         new_args = [reference(v) for v in args]
-        if op in (Q, DQ) and args[0 if op == DQ else -1] in shifted:
-            for position in (2, 3, 4):  # zero point, quant_min, quant_max: a reduced range stays reduced
-                new_args[position] = b.integer(p.scalar(args[position]) - 128)
-            new_args[5] = b.scalar_type("int8")
+        if op in (Q, DQ) and (DQ.read(args).input if op == DQ else Q.read(args).out) in shifted:
+            schema = SCHEMAS[op]
+            for name in ("zero_point", "quant_min", "quant_max"):  # a reduced range stays reduced
+                new_args[schema.position(name)] = b.integer(p.scalar(getattr(schema.read(args), name)) - 128)
+            new_args[schema.position("dtype")] = b.scalar_type("int8")
         b.instruction(op, new_args)
         for position in _written_arguments(instruction):
             v = args[position]

@@ -93,22 +93,8 @@ inline bool check_dtype(KernelContext& ctx, const char* op, const char* name, Te
   return fail(ctx, op, "{} must be {}, got {}", name, dtype_name(expected), dtype_name(t.dtype()));
 }
 
-// The dtype whose elements are stored as T.
-template <typename T>
-constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return DType::Float32;
-  else if constexpr (std::is_same_v<T, double>) return DType::Float64;
-  else if constexpr (std::is_same_v<T, Half>) return DType::Float16;
-  else if constexpr (std::is_same_v<T, BFloat16>) return DType::BFloat16;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UInt8;
-  else if constexpr (std::is_same_v<T, int8_t>) return DType::Int8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DType::Int16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DType::UInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
-  else if constexpr (std::is_same_v<T, bool>) return DType::Bool;
-  else static_assert(sizeof(T) == 0, "not a tensor element type");
-}
+// The dtype whose elements are stored as T (et_ops/dtype.h).
+using ::et_ops::dtype_of;
 
 // Carries an element type into a generic lambda: dispatch calls f(Tag<T>{}).
 template <typename T>

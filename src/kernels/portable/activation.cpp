@@ -83,7 +83,7 @@ bool floating_activation(KernelContext& ctx, const char* op, Unary unary, Tensor
 // PyTorch's relu is clamp_min(self, 0): NaN stays NaN, -0.0 stays -0.0 and
 // unsigned values pass unchanged.
 bool relu_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  if (!detail::check_unary(ctx, "aten::relu.out", self, out, detail::check_arithmetic_dtype)) return false;
+  if (!detail::check_unary(ctx, op_name::relu_out, self, out, detail::check_arithmetic_dtype)) return false;
   detail::dispatch_arithmetic(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     run_clamp<T>(self, out, T(0), std::nullopt);
@@ -93,7 +93,7 @@ bool relu_out(KernelContext& ctx, TensorRef self, TensorRef out) {
 
 bool clamp_out(KernelContext& ctx, TensorRef self, std::optional<Scalar> min, std::optional<Scalar> max,
                TensorRef out) {
-  const char* op = "aten::clamp.out";
+  const char* op = op_name::clamp_out;
   if (!detail::check_unary(ctx, op, self, out, detail::check_arithmetic_dtype)) return false;
   if (!min && !max) return detail::fail(ctx, op, "min and max are both none; at least one of them must be given");
   detail::dispatch_arithmetic(self.dtype(), [&](auto tag) {
@@ -106,7 +106,7 @@ bool clamp_out(KernelContext& ctx, TensorRef self, std::optional<Scalar> min, st
 }
 
 bool hardtanh_out(KernelContext& ctx, TensorRef self, Scalar min_val, Scalar max_val, TensorRef out) {
-  const char* op = "aten::hardtanh.out";
+  const char* op = op_name::hardtanh_out;
   if (!detail::check_unary(ctx, op, self, out, detail::check_arithmetic_dtype)) return false;
   const bool integral = !is_floating(self.dtype());
   // On integers aten takes the limits as int64 first (a floating limit truncates).
@@ -128,7 +128,7 @@ bool hardtanh_out(KernelContext& ctx, TensorRef self, Scalar min_val, Scalar max
 }
 
 bool leaky_relu_out(KernelContext& ctx, TensorRef self, Scalar negative_slope, TensorRef out) {
-  const char* op = "aten::leaky_relu.out";
+  const char* op = op_name::leaky_relu_out;
   if (!detail::check_unary(ctx, op, self, out, detail::check_floating_dtype)) return false;
   detail::dispatch_floating(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -140,31 +140,31 @@ bool leaky_relu_out(KernelContext& ctx, TensorRef self, Scalar negative_slope, T
 }
 
 bool hardswish_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, "aten::hardswish.out", Unary::Hardswish, self, out);
+  return floating_activation(ctx, op_name::hardswish_out, Unary::Hardswish, self, out);
 }
 
 bool hardsigmoid_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, "aten::hardsigmoid.out", Unary::Hardsigmoid, self, out);
+  return floating_activation(ctx, op_name::hardsigmoid_out, Unary::Hardsigmoid, self, out);
 }
 
 bool sigmoid_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, "aten::sigmoid.out", Unary::Sigmoid, self, out);
+  return floating_activation(ctx, op_name::sigmoid_out, Unary::Sigmoid, self, out);
 }
 
 bool tanh_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, "aten::tanh.out", Unary::Tanh, self, out);
+  return floating_activation(ctx, op_name::tanh_out, Unary::Tanh, self, out);
 }
 
 // approximate is "none" (the erf form) or "tanh", as in PyTorch.
 bool gelu_out(KernelContext& ctx, TensorRef self, std::string_view approximate, TensorRef out) {
-  const char* op = "aten::gelu.out";
+  const char* op = op_name::gelu_out;
   if (approximate == "none") return floating_activation(ctx, op, Unary::Gelu, self, out);
   if (approximate == "tanh") return floating_activation(ctx, op, Unary::GeluTanh, self, out);
   return detail::fail(ctx, op, "approximate = '{}' is not supported; expected 'none' or 'tanh'", approximate);
 }
 
 bool silu_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, "aten::silu.out", Unary::Silu, self, out);
+  return floating_activation(ctx, op_name::silu_out, Unary::Silu, self, out);
 }
 
 }  // namespace et_ops::kernels::portable

@@ -247,41 +247,41 @@ void run_pow_scalar(TensorRef self, double exponent, TensorRef out) {
 }  // namespace
 
 bool add_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out) {
-  return add_tensors(ctx, "aten::add.out", self, other, "alpha", alpha, out);
+  return add_tensors(ctx, op_name::add_out, self, other, "alpha", alpha, out);
 }
 
 bool add_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, Scalar alpha, TensorRef out) {
-  return add_scalar(ctx, "aten::add.Scalar_out", self, other, "alpha", alpha, out);
+  return add_scalar(ctx, op_name::add_scalar_out, self, other, "alpha", alpha, out);
 }
 
 bool sub_out(KernelContext& ctx, TensorRef self, TensorRef other, Scalar alpha, TensorRef out) {
-  return add_tensors(ctx, "aten::sub.out", self, other, "-alpha", negated(alpha), out);
+  return add_tensors(ctx, op_name::sub_out, self, other, "-alpha", negated(alpha), out);
 }
 
 bool sub_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, Scalar alpha, TensorRef out) {
-  return add_scalar(ctx, "aten::sub.Scalar_out", self, other, "-alpha", negated(alpha), out);
+  return add_scalar(ctx, op_name::sub_scalar_out, self, other, "-alpha", negated(alpha), out);
 }
 
 bool mul_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return combine_tensors<false>(ctx, "aten::mul.out", self, other, out, Multiply{});
+  return combine_tensors<false>(ctx, op_name::mul_out, self, other, out, Multiply{});
 }
 
 bool mul_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return combine_with_scalar<false>(ctx, "aten::mul.Scalar_out", self, other, out, Multiply{});
+  return combine_with_scalar<false>(ctx, op_name::mul_scalar_out, self, other, out, Multiply{});
 }
 
 // True division: PyTorch promotes integers to floating point, which an out
 // of self's dtype cannot hold, so only floating dtypes are accepted.
 bool div_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return combine_tensors<true>(ctx, "aten::div.out", self, other, out, Divide{});
+  return combine_tensors<true>(ctx, op_name::div_out, self, other, out, Divide{});
 }
 
 bool div_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return combine_with_scalar<true>(ctx, "aten::div.Scalar_out", self, other, out, Divide{});
+  return combine_with_scalar<true>(ctx, op_name::div_scalar_out, self, other, out, Divide{});
 }
 
 bool pow_tensor_tensor_out(KernelContext& ctx, TensorRef self, TensorRef exponent, TensorRef out) {
-  const char* op = "aten::pow.Tensor_Tensor_out";
+  const char* op = op_name::pow_tensor_tensor_out;
   Shape shape;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "exponent", exponent) &&
                      detail::check_tensor(ctx, op, "out", out) && detail::check_floating_dtype(ctx, op, "self", self) &&
@@ -299,7 +299,7 @@ bool pow_tensor_tensor_out(KernelContext& ctx, TensorRef self, TensorRef exponen
 }
 
 bool pow_tensor_scalar_out(KernelContext& ctx, TensorRef self, Scalar exponent, TensorRef out) {
-  if (!detail::check_unary(ctx, "aten::pow.Tensor_Scalar_out", self, out, detail::check_floating_dtype)) return false;
+  if (!detail::check_unary(ctx, op_name::pow_tensor_scalar_out, self, out, detail::check_floating_dtype)) return false;
   detail::dispatch_floating(self.dtype(), [&](auto tag) {
     run_pow_scalar<typename decltype(tag)::type>(self, exponent.to_double(), out);
   });

@@ -12,8 +12,6 @@ namespace {
 
 using detail::Shape;
 
-constexpr const char* kCatOp = "aten::cat.out";
-
 // "tensors[i]", for messages, without allocating.
 struct ElementName {
   explicit ElementName(int64_t i) {
@@ -30,7 +28,7 @@ bool skipped(TensorRef t) { return t.dim() == 1 && t.size(0) == 0; }
 // of one rank, equal in every dimension but `dim`; out of the joined shape.
 bool resolve_shape(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out, int64_t& wrapped,
                    Shape& shape) {
-  const char* op = kCatOp;
+  const char* op = op_name::cat_out;
   if (tensors.empty()) return detail::fail(ctx, op, "tensors is empty; cat needs at least one tensor");
   int64_t first = -1;
   for (int64_t i = 0; i < tensors.size(); ++i) {
@@ -72,7 +70,7 @@ bool resolve_shape(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRe
 bool check_no_overlap(KernelContext& ctx, TensorList tensors, TensorRef out) {
   for (int64_t i = 0; i < tensors.size(); ++i) {
     const ElementName name(i);
-    if (!detail::check_no_overlap(ctx, kCatOp, "out", out, name.text, tensors[i], detail::Alias::Forbidden))
+    if (!detail::check_no_overlap(ctx, op_name::cat_out, "out", out, name.text, tensors[i], detail::Alias::Forbidden))
       return false;
   }
   return true;
@@ -97,7 +95,7 @@ void place(TensorRef t, int64_t dim, int64_t offset, TensorRef out) {
 }  // namespace
 
 bool cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out) {
-  const char* op = kCatOp;
+  const char* op = op_name::cat_out;
   int64_t wrapped = 0;
   Shape shape;
   const bool valid = detail::check_tensor(ctx, op, "out", out) &&

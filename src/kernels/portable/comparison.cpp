@@ -106,46 +106,46 @@ bool compare_scalar(KernelContext& ctx, const char* op, TensorRef self, Scalar o
 }  // namespace
 
 bool eq_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return compare_scalar<Relation::Eq>(ctx, "aten::eq.Scalar_out", self, other, out);
+  return compare_scalar<Relation::Eq>(ctx, op_name::eq_scalar_out, self, other, out);
 }
 bool ne_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return compare_scalar<Relation::Ne>(ctx, "aten::ne.Scalar_out", self, other, out);
+  return compare_scalar<Relation::Ne>(ctx, op_name::ne_scalar_out, self, other, out);
 }
 bool lt_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return compare_scalar<Relation::Lt>(ctx, "aten::lt.Scalar_out", self, other, out);
+  return compare_scalar<Relation::Lt>(ctx, op_name::lt_scalar_out, self, other, out);
 }
 bool le_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return compare_scalar<Relation::Le>(ctx, "aten::le.Scalar_out", self, other, out);
+  return compare_scalar<Relation::Le>(ctx, op_name::le_scalar_out, self, other, out);
 }
 bool gt_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return compare_scalar<Relation::Gt>(ctx, "aten::gt.Scalar_out", self, other, out);
+  return compare_scalar<Relation::Gt>(ctx, op_name::gt_scalar_out, self, other, out);
 }
 bool ge_scalar_out(KernelContext& ctx, TensorRef self, Scalar other, TensorRef out) {
-  return compare_scalar<Relation::Ge>(ctx, "aten::ge.Scalar_out", self, other, out);
+  return compare_scalar<Relation::Ge>(ctx, op_name::ge_scalar_out, self, other, out);
 }
 
 bool eq_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return compare_tensors<Relation::Eq>(ctx, "aten::eq.Tensor_out", self, other, out);
+  return compare_tensors<Relation::Eq>(ctx, op_name::eq_tensor_out, self, other, out);
 }
 bool ne_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return compare_tensors<Relation::Ne>(ctx, "aten::ne.Tensor_out", self, other, out);
+  return compare_tensors<Relation::Ne>(ctx, op_name::ne_tensor_out, self, other, out);
 }
 bool lt_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return compare_tensors<Relation::Lt>(ctx, "aten::lt.Tensor_out", self, other, out);
+  return compare_tensors<Relation::Lt>(ctx, op_name::lt_tensor_out, self, other, out);
 }
 bool le_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return compare_tensors<Relation::Le>(ctx, "aten::le.Tensor_out", self, other, out);
+  return compare_tensors<Relation::Le>(ctx, op_name::le_tensor_out, self, other, out);
 }
 bool gt_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return compare_tensors<Relation::Gt>(ctx, "aten::gt.Tensor_out", self, other, out);
+  return compare_tensors<Relation::Gt>(ctx, op_name::gt_tensor_out, self, other, out);
 }
 bool ge_tensor_out(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  return compare_tensors<Relation::Ge>(ctx, "aten::ge.Tensor_out", self, other, out);
+  return compare_tensors<Relation::Ge>(ctx, op_name::ge_tensor_out, self, other, out);
 }
 
 // logical_not is self == 0 (NaN is true, so not NaN is false).
 bool logical_not_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  if (!check_elementwise_bool(ctx, "aten::logical_not.out", self, out)) return false;
+  if (!check_elementwise_bool(ctx, op_name::logical_not_out, self, out)) return false;
   detail::dispatch_comparable(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const detail::ScalarTensor<T> zero(T(0));

@@ -26,12 +26,10 @@ using detail::Alias;
 using detail::Pair;
 using detail::Shape;
 
-constexpr const char* kConvolutionOp = "aten::convolution.out";
-
 // A spatial parameter of 1 or 2 values; one value applies to both
 // dimensions, as aten's expand_param_if_needed.
 bool spatial_pair(KernelContext& ctx, const char* name, IntList list, int64_t min_value, Pair& pair) {
-  const char* op = kConvolutionOp;
+  const char* op = op_name::convolution_out;
   if (!detail::check_int_list(ctx, op, name, list)) return false;
   if (list.size() != 1 && list.size() != 2)
     return detail::fail(ctx, op, "{} must hold 1 or 2 values for a 2-D convolution, got {}", name,
@@ -46,7 +44,7 @@ bool spatial_pair(KernelContext& ctx, const char* name, IntList list, int64_t mi
 // Non-transposed convolution has no use for output_padding; anything but
 // zeros means the caller expected a transposed convolution.
 bool check_output_padding(KernelContext& ctx, IntList output_padding) {
-  const char* op = kConvolutionOp;
+  const char* op = op_name::convolution_out;
   if (!detail::check_int_list(ctx, op, "output_padding", output_padding)) return false;
   bool zeros = output_padding.size() <= 2;
   for (int64_t v : output_padding) zeros = zeros && v == 0;
@@ -69,10 +67,10 @@ bool output_extent(KernelContext& ctx, const char* axis, int64_t in, int64_t ker
   int64_t span = 0;
   if (__builtin_mul_overflow(padding, 2, &padded) || __builtin_add_overflow(in, padded, &padded) ||
       __builtin_mul_overflow(dilation, kernel - 1, &span) || __builtin_add_overflow(span, 1, &span))
-    return detail::fail(ctx, kConvolutionOp, "the {} extent overflows (input {}, padding {}, dilation {}, kernel {})",
+    return detail::fail(ctx, op_name::convolution_out, "the {} extent overflows (input {}, padding {}, dilation {}, kernel {})",
                         axis, in, padding, dilation, kernel);
   if (padded < span)
-    return detail::fail(ctx, kConvolutionOp,
+    return detail::fail(ctx, op_name::convolution_out,
                         "the padded input {} ({} + 2 * padding {}) is smaller than the dilated kernel {} "
                         "(dilation {} * (kernel {} - 1) + 1) along {}",
                         padded, in, padding, span, dilation, kernel, axis);
@@ -82,7 +80,7 @@ bool output_extent(KernelContext& ctx, const char* axis, int64_t in, int64_t ker
 
 bool check_shapes(KernelContext& ctx, TensorRef input, TensorRef weight, std::optional<TensorRef> bias,
                   Geometry& g) {
-  const char* op = kConvolutionOp;
+  const char* op = op_name::convolution_out;
   if (input.dim() != 4)
     return detail::fail(ctx, op, "input must be 4-D [N, C, H, W] (only 2-D convolution is supported), got shape {}",
                         detail::shape_string(input));
@@ -215,7 +213,7 @@ void convolve(const Geometry& g, TensorRef input, TensorRef weight, std::optiona
 bool convolution_out(KernelContext& ctx, TensorRef input, TensorRef weight, std::optional<TensorRef> bias,
                      IntList stride, IntList padding, IntList dilation, bool transposed, IntList output_padding,
                      int64_t groups, TensorRef out) {
-  const char* op = kConvolutionOp;
+  const char* op = op_name::convolution_out;
   if (transposed)
     return detail::fail(ctx, op, "transposed convolution (transposed = true) is not supported");
   Geometry g;

@@ -17,12 +17,6 @@ namespace {
 
 using detail::Shape;
 
-constexpr const char* kViewCopyOp = "aten::view_copy.out";
-constexpr const char* kPermuteCopyOp = "aten::permute_copy.out";
-constexpr const char* kSliceCopyOp = "aten::slice_copy.Tensor_out";
-constexpr const char* kSelectCopyOp = "aten::select_copy.int_out";
-constexpr const char* kExpandCopyOp = "aten::expand_copy.out";
-constexpr const char* kCopyOp = "aten::copy.out";
 
 bool check_list(KernelContext& ctx, const char* op, const char* name, IntList list) {
   if (!detail::check_int_list(ctx, op, name, list)) return false;
@@ -35,7 +29,7 @@ bool check_list(KernelContext& ctx, const char* op, const char* name, IntList li
 // The shape `size` asks for, with its one -1 (if any) inferred from numel,
 // as aten's infer_size.
 bool resolve_view_shape(KernelContext& ctx, IntList size, int64_t numel, Shape& shape) {
-  const char* op = kViewCopyOp;
+  const char* op = op_name::view_copy_out;
   if (!check_list(ctx, op, "size", size)) return false;
   int64_t inferred = -1;
   int64_t known = 1;
@@ -85,7 +79,7 @@ void copy_logical(TensorRef self, TensorRef out) {
 
 // The permutation `dims` describes, each entry wrapped into [0, rank).
 bool resolve_permutation(KernelContext& ctx, TensorRef self, IntList dims, int64_t* permutation) {
-  const char* op = kPermuteCopyOp;
+  const char* op = op_name::permute_copy_out;
   if (!check_list(ctx, op, "dims", dims)) return false;
   if (dims.size() != self.dim())
     return detail::fail(ctx, op, "dims {} has {} entries, but self is {}-D", detail::list_string(dims), dims.size(),
@@ -126,7 +120,7 @@ SliceRange resolve_slice(int64_t size, std::optional<int64_t> start, std::option
 // The shape `size` asks expand for: -1 keeps self's size; self's sizes of
 // 1 may grow; new leading dimensions take any non-negative size.
 bool resolve_expand_shape(KernelContext& ctx, TensorRef self, IntList size, Shape& shape) {
-  const char* op = kExpandCopyOp;
+  const char* op = op_name::expand_copy_out;
   if (!check_list(ctx, op, "size", size)) return false;
   if (size.size() < self.dim())
     return detail::fail(ctx, op, "size {} has {} entries, fewer than self's {} dimensions (shape {})",
@@ -180,7 +174,7 @@ void convert_strided(const detail::StridedLoop<2>& loop, To* out, const From* in
 }  // namespace
 
 bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef out) {
-  const char* op = kViewCopyOp;
+  const char* op = op_name::view_copy_out;
   Shape shape;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_same_dtype(ctx, op, "out", out, "self", self) &&
@@ -200,7 +194,7 @@ bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef o
 }
 
 bool permute_copy_out(KernelContext& ctx, TensorRef self, IntList dims, TensorRef out) {
-  const char* op = kPermuteCopyOp;
+  const char* op = op_name::permute_copy_out;
   int64_t permutation[ET_OPS_MAX_DIMS] = {};
   const bool structure_ok = detail::check_tensor(ctx, op, "self", self) &&
                             detail::check_tensor(ctx, op, "out", out) &&
@@ -226,7 +220,7 @@ bool permute_copy_out(KernelContext& ctx, TensorRef self, IntList dims, TensorRe
 
 bool slice_copy_out(KernelContext& ctx, TensorRef self, int64_t dim, std::optional<int64_t> start,
                     std::optional<int64_t> end, int64_t step, TensorRef out) {
-  const char* op = kSliceCopyOp;
+  const char* op = op_name::slice_copy_out;
   int64_t wrapped = 0;
   const bool args_ok = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                        detail::check_same_dtype(ctx, op, "out", out, "self", self);
@@ -262,7 +256,7 @@ bool slice_copy_out(KernelContext& ctx, TensorRef self, int64_t dim, std::option
 }
 
 bool select_copy_int_out(KernelContext& ctx, TensorRef self, int64_t dim, int64_t index, TensorRef out) {
-  const char* op = kSelectCopyOp;
+  const char* op = op_name::select_copy_int_out;
   int64_t wrapped = 0;
   const bool args_ok = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                        detail::check_same_dtype(ctx, op, "out", out, "self", self);
@@ -302,7 +296,7 @@ bool select_copy_int_out(KernelContext& ctx, TensorRef self, int64_t dim, int64_
 
 bool expand_copy_out(KernelContext& ctx, TensorRef self, IntList size, bool implicit, TensorRef out) {
   (void)implicit;  // only tells autograd whether the expand was written by the user
-  const char* op = kExpandCopyOp;
+  const char* op = op_name::expand_copy_out;
   Shape shape;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_same_dtype(ctx, op, "out", out, "self", self) &&
@@ -322,7 +316,7 @@ bool expand_copy_out(KernelContext& ctx, TensorRef self, IntList size, bool impl
 // a program's state); src broadcasts to it and converts to out's dtype.
 bool copy_out(KernelContext& ctx, TensorRef self, TensorRef src, bool non_blocking, TensorRef out) {
   (void)non_blocking;  // a CPU copy is always complete when it returns
-  const char* op = kCopyOp;
+  const char* op = op_name::copy_out;
   const Shape shape = detail::shape_of(self);
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "src", src) &&
                      detail::check_tensor(ctx, op, "out", out) &&

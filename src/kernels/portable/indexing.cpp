@@ -22,11 +22,6 @@ namespace {
 using detail::Alias;
 using detail::Shape;
 
-constexpr const char* kEmbeddingOp = "aten::embedding.out";
-constexpr const char* kIndexOp = "aten::index.Tensor_out";
-constexpr const char* kIndexSelectOp = "aten::index_select.out";
-constexpr const char* kIndexPutOp = "aten::index_put.out";
-constexpr const char* kIndexCopyOp = "aten::index_copy.out";
 
 // ---- index tensors ----
 
@@ -249,7 +244,7 @@ bool check_vector_index(KernelContext& ctx, const char* op, TensorRef index) {
 bool embedding_out(KernelContext& ctx, TensorRef weight, TensorRef indices, int64_t padding_idx,
                    bool scale_grad_by_freq, bool sparse, TensorRef out) {
   (void)padding_idx, (void)scale_grad_by_freq, (void)sparse;  // they only change gradients
-  const char* op = kEmbeddingOp;
+  const char* op = op_name::embedding_out;
   if (!detail::check_tensor(ctx, op, "weight", weight) || !check_index_tensor(ctx, op, "indices", indices) ||
       !detail::check_tensor(ctx, op, "out", out) || !detail::check_rank(ctx, op, "weight", weight, 2) ||
       !detail::check_same_dtype(ctx, op, "out", out, "weight", weight))
@@ -280,7 +275,7 @@ bool embedding_out(KernelContext& ctx, TensorRef weight, TensorRef indices, int6
 }
 
 bool index_out(KernelContext& ctx, TensorRef self, OptionalTensorList indices, TensorRef out) {
-  const char* op = kIndexOp;
+  const char* op = op_name::index_out;
   AdvancedIndex a;
   if (!detail::check_tensor(ctx, op, "self", self) || !detail::check_tensor(ctx, op, "out", out) ||
       !detail::check_same_dtype(ctx, op, "out", out, "self", self) ||
@@ -303,7 +298,7 @@ bool index_out(KernelContext& ctx, TensorRef self, OptionalTensorList indices, T
 
 bool index_put_out(KernelContext& ctx, TensorRef self, OptionalTensorList indices, TensorRef values, bool accumulate,
                    TensorRef out) {
-  const char* op = kIndexPutOp;
+  const char* op = op_name::index_put_out;
   AdvancedIndex a;
   if (!detail::check_tensor(ctx, op, "self", self) || !detail::check_tensor(ctx, op, "values", values) ||
       !detail::check_tensor(ctx, op, "out", out) || !detail::check_comparable_dtype(ctx, op, "self", self) ||
@@ -327,7 +322,7 @@ bool index_put_out(KernelContext& ctx, TensorRef self, OptionalTensorList indice
 }
 
 bool index_select_out(KernelContext& ctx, TensorRef self, int64_t dim, TensorRef index, TensorRef out) {
-  const char* op = kIndexSelectOp;
+  const char* op = op_name::index_select_out;
   int64_t d = 0;
   if (!detail::check_tensor(ctx, op, "self", self) || !detail::check_tensor(ctx, op, "out", out) ||
       !check_vector_index(ctx, op, index) || !detail::check_same_dtype(ctx, op, "out", out, "self", self) ||
@@ -350,7 +345,7 @@ bool index_select_out(KernelContext& ctx, TensorRef self, int64_t dim, TensorRef
 
 bool index_copy_out(KernelContext& ctx, TensorRef self, int64_t dim, TensorRef index, TensorRef source,
                     TensorRef out) {
-  const char* op = kIndexCopyOp;
+  const char* op = op_name::index_copy_out;
   int64_t d = 0;
   if (!detail::check_tensor(ctx, op, "self", self) || !detail::check_tensor(ctx, op, "source", source) ||
       !detail::check_tensor(ctx, op, "out", out) || !check_vector_index(ctx, op, index) ||

@@ -23,11 +23,6 @@ namespace {
 using detail::Alias;
 using detail::Shape;
 
-constexpr const char* kMmOp = "aten::mm.out";
-constexpr const char* kAddmmOp = "aten::addmm.out";
-constexpr const char* kLinearOp = "aten::linear.out";
-constexpr const char* kBmmOp = "aten::bmm.out";
-constexpr const char* kBaddbmmOp = "aten::baddbmm.out";
 
 // out = alpha * (a @ b) + bias for 2-D float32 tensors whose shapes agree
 // (checked).
@@ -119,7 +114,7 @@ void multiply_batches(TensorRef a, TensorRef b, TensorRef out, std::optional<Ten
 
 bool check_linear(KernelContext& ctx, TensorRef input, TensorRef weight, std::optional<TensorRef> bias,
                   TensorRef out) {
-  const char* op = kLinearOp;
+  const char* op = op_name::linear_out;
   if (!detail::check_layer_tensors(ctx, op, input, weight, bias, out) ||
       !detail::check_rank(ctx, op, "weight", weight, 2))
     return false;
@@ -196,14 +191,14 @@ bool check_scaled_sum(KernelContext& ctx, const char* op, TensorRef self, const 
 
 bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
   Shape shape;
-  if (!check_product(ctx, kMmOp, "self", self, "mat2", mat2, out, shape)) return false;
+  if (!check_product(ctx, op_name::mm_out, "self", self, "mat2", mat2, out, shape)) return false;
   multiply(self, mat2, out);
   return ctx.ok();
 }
 
 bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat2, Scalar beta, Scalar alpha,
                TensorRef out) {
-  const char* op = kAddmmOp;
+  const char* op = op_name::addmm_out;
   Shape shape;
   Scaling scaling;
   if (!check_product(ctx, op, "mat1", mat1, "mat2", mat2, out, shape) ||
@@ -222,14 +217,14 @@ bool linear_out(KernelContext& ctx, TensorRef input, TensorRef weight, std::opti
 
 bool bmm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
   Shape shape;
-  if (!check_product(ctx, kBmmOp, "self", self, "mat2", mat2, out, shape, true)) return false;
+  if (!check_product(ctx, op_name::bmm_out, "self", self, "mat2", mat2, out, shape, true)) return false;
   multiply_batches(self, mat2, out, std::nullopt, 0.0f, 1.0f);
   return ctx.ok();
 }
 
 bool baddbmm_out(KernelContext& ctx, TensorRef self, TensorRef batch1, TensorRef batch2, Scalar beta, Scalar alpha,
                  TensorRef out) {
-  const char* op = kBaddbmmOp;
+  const char* op = op_name::baddbmm_out;
   Shape shape;
   Scaling scaling;
   if (!check_product(ctx, op, "batch1", batch1, "batch2", batch2, out, shape, true) ||

@@ -22,8 +22,6 @@ using detail::Alias;
 using detail::Shape;
 using detail::StridedLoop;
 
-constexpr const char* kLayerNormOp = "aten::native_layer_norm.out";
-constexpr const char* kGroupNormOp = "aten::native_group_norm.out";
 
 // The loops of one normalization: `sets` walks the sets (operands: input,
 // out0, out1, out2, weight, bias: group norm's groups start at their own
@@ -122,7 +120,7 @@ bool check_layer_norm_parameter(KernelContext& ctx, const char* name, std::optio
   bool same = t->dim() == shape.size();
   for (int64_t d = 0; same && d < shape.size(); ++d) same = t->size(d) == shape[d];
   if (same) return true;
-  return detail::fail(ctx, kLayerNormOp, "{} has shape {}, expected normalized_shape {}", name,
+  return detail::fail(ctx, op_name::native_layer_norm_out, "{} has shape {}, expected normalized_shape {}", name,
                       detail::shape_string(*t), detail::list_string(shape));
 }
 
@@ -154,7 +152,7 @@ NormLoops layer_norm_loops(TensorRef input, int64_t axis, std::optional<TensorRe
 
 bool check_group_norm_arguments(KernelContext& ctx, TensorRef input, std::optional<TensorRef> weight,
                                 std::optional<TensorRef> bias, int64_t N, int64_t C, int64_t HxW, int64_t group) {
-  const char* op = kGroupNormOp;
+  const char* op = op_name::native_group_norm_out;
   if (input.dim() < 2)
     return detail::fail(ctx, op, "input must have at least 2 dimensions [N, C, *], got shape {}",
                         detail::shape_string(input));
@@ -209,7 +207,7 @@ NormLoops group_norm_loops(TensorRef input, int64_t group, std::optional<TensorR
 bool native_layer_norm_out(KernelContext& ctx, TensorRef input, IntList normalized_shape,
                            std::optional<TensorRef> weight, std::optional<TensorRef> bias, double eps, TensorRef out0,
                            TensorRef out1, TensorRef out2) {
-  const char* op = kLayerNormOp;
+  const char* op = op_name::native_layer_norm_out;
   if (!detail::check_tensor(ctx, op, "input", input) ||
       !detail::check_int_list(ctx, op, "normalized_shape", normalized_shape))
     return false;
@@ -235,7 +233,7 @@ bool native_layer_norm_out(KernelContext& ctx, TensorRef input, IntList normaliz
 bool native_group_norm_out(KernelContext& ctx, TensorRef input, std::optional<TensorRef> weight,
                            std::optional<TensorRef> bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps,
                            TensorRef out0, TensorRef out1, TensorRef out2) {
-  const char* op = kGroupNormOp;
+  const char* op = op_name::native_group_norm_out;
   if (!detail::check_tensor(ctx, op, "input", input) ||
       !check_group_norm_arguments(ctx, input, weight, bias, N, C, HxW, group))
     return false;

@@ -17,8 +17,6 @@ namespace {
 
 using detail::Shape;
 
-constexpr const char* kPadOp = "aten::constant_pad_nd.out";
-
 // How many elements each dimension gains before and after (negative: loses).
 struct Padding {
   int64_t before[ET_OPS_MAX_DIMS] = {};
@@ -30,7 +28,7 @@ struct Padding {
 // is. When anything is added, every padded dimension must keep at least one
 // element (aten's rule); a pure crop may leave none.
 bool resolve_padding(KernelContext& ctx, TensorRef self, IntList pad, Padding& p, Shape& shape) {
-  const char* op = kPadOp;
+  const char* op = op_name::constant_pad_nd_out;
   if (!detail::check_int_list(ctx, op, "pad", pad)) return false;
   if (pad.size() % 2 != 0)
     return detail::fail(ctx, op, "pad {} has {} entries; it needs an even number (a pair per dimension)",
@@ -68,7 +66,7 @@ template <typename T>
 bool narrow_float(KernelContext& ctx, Scalar value, double largest, DType dtype, T& result) {
   const double v = value.to_double();
   if (std::isfinite(v) && std::fabs(v) > largest)
-    return detail::fail(ctx, kPadOp, "value = {} cannot be converted to {} without overflow", v, dtype_name(dtype));
+    return detail::fail(ctx, op_name::constant_pad_nd_out, "value = {} cannot be converted to {} without overflow", v, dtype_name(dtype));
   result = T::from_float(static_cast<float>(v));
   return true;
 }
@@ -92,8 +90,8 @@ bool fill_bytes(KernelContext& ctx, DType dtype, Scalar value, unsigned char (&b
     case DType::UInt16: {
       Scalar integral = value;
       uint16_t v = 0;
-      return detail::truncate_to_int64(ctx, kPadOp, "value", value, integral) &&
-             detail::scalar_to(ctx, kPadOp, "value", integral, v) && store(v);
+      return detail::truncate_to_int64(ctx, op_name::constant_pad_nd_out, "value", value, integral) &&
+             detail::scalar_to(ctx, op_name::constant_pad_nd_out, "value", integral, v) && store(v);
     }
     default: break;
   }
@@ -104,8 +102,8 @@ bool fill_bytes(KernelContext& ctx, DType dtype, Scalar value, unsigned char (&b
     T v{};
     // A floating value for an integral dtype truncates toward zero, as fill_.
     if constexpr (!std::is_floating_point_v<T>)
-      if (!detail::truncate_to_int64(ctx, kPadOp, "value", value, converted)) return;
-    ok = detail::scalar_to(ctx, kPadOp, "value", converted, v) && store(v);
+      if (!detail::truncate_to_int64(ctx, op_name::constant_pad_nd_out, "value", value, converted)) return;
+    ok = detail::scalar_to(ctx, op_name::constant_pad_nd_out, "value", converted, v) && store(v);
   });
   return ok;
 }
@@ -139,7 +137,7 @@ void copy_interior(TensorRef self, const Padding& p, TensorRef out) {
 }  // namespace
 
 bool constant_pad_nd_out(KernelContext& ctx, TensorRef self, IntList pad, Scalar value, TensorRef out) {
-  const char* op = kPadOp;
+  const char* op = op_name::constant_pad_nd_out;
   Padding padding;
   Shape shape;
   unsigned char bytes[8] = {};

@@ -23,10 +23,6 @@ using detail::floor_div;
 using detail::Pair;
 using detail::Shape;
 
-constexpr const char* kMaxPoolOp = "aten::max_pool2d_with_indices.out";
-constexpr const char* kAvgPoolOp = "aten::avg_pool2d.out";
-constexpr const char* kAdaptiveOp = "aten::adaptive_avg_pool2d.out";
-
 // A parameter of 1 or 2 values (one value applies to both dimensions), each
 // at least min_value and, as in aten (which narrows them to int), at most
 // INT32_MAX. An empty list takes `fallback` when one is given.
@@ -187,13 +183,13 @@ bool dispatch_average(DType t, F&& f) {
 
 bool check_average_dtype(KernelContext& ctx, TensorRef self) {
   if (dispatch_average(self.dtype(), [](auto) {})) return true;
-  return detail::fail(ctx, kAvgPoolOp, "self has dtype {}, which is not supported; expected one of float32, float64, "
+  return detail::fail(ctx, op_name::avg_pool2d_out, "self has dtype {}, which is not supported; expected one of float32, float64, "
                       "int64", dtype_name(self.dtype()));
 }
 
 bool check_divisor(KernelContext& ctx, std::optional<int64_t> divisor_override) {
   if (!divisor_override || *divisor_override != 0) return true;
-  return detail::fail(ctx, kAvgPoolOp, "divisor_override = 0; a divisor must not be zero");
+  return detail::fail(ctx, op_name::avg_pool2d_out, "divisor_override = 0; a divisor must not be zero");
 }
 
 struct AverageRule {
@@ -315,7 +311,7 @@ void adaptive_avg_pool(TensorRef self, TensorRef out) {
 
 bool max_pool2d_with_indices_out(KernelContext& ctx, TensorRef self, IntList kernel_size, IntList stride,
                                  IntList padding, IntList dilation, bool ceil_mode, TensorRef out, TensorRef indices) {
-  const char* op = kMaxPoolOp;
+  const char* op = op_name::max_pool2d_with_indices_out;
   Geometry g;
   const bool args_ok = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                        detail::check_tensor(ctx, op, "indices", indices) &&
@@ -339,7 +335,7 @@ bool max_pool2d_with_indices_out(KernelContext& ctx, TensorRef self, IntList ker
 bool avg_pool2d_out(KernelContext& ctx, TensorRef self, IntList kernel_size, IntList stride, IntList padding,
                     bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
                     TensorRef out) {
-  const char* op = kAvgPoolOp;
+  const char* op = op_name::avg_pool2d_out;
   static constexpr int64_t kNoDilation[] = {1};
   Geometry g;
   const bool valid =
@@ -357,7 +353,7 @@ bool avg_pool2d_out(KernelContext& ctx, TensorRef self, IntList kernel_size, Int
 }
 
 bool adaptive_avg_pool2d_out(KernelContext& ctx, TensorRef self, IntList output_size, TensorRef out) {
-  const char* op = kAdaptiveOp;
+  const char* op = op_name::adaptive_avg_pool2d_out;
   const bool structure_ok = detail::check_tensor(ctx, op, "self", self) &&
                             detail::check_tensor(ctx, op, "out", out) &&
                             detail::check_floating_dtype(ctx, op, "self", self) &&

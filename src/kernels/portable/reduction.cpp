@@ -28,9 +28,6 @@ namespace {
 
 using detail::Shape;
 
-constexpr const char* kMeanOp = "aten::mean.out";
-constexpr const char* kSumOp = "aten::sum.IntList_out";
-constexpr const char* kMaxOp = "aten::max.dim_max";
 
 // Which dimensions of self are reduced: none or an empty list means all.
 struct Reduction {
@@ -68,7 +65,7 @@ Shape reduced_shape(TensorRef self, const Reduction& r, bool keepdim) {
 // either way float32 or float64. Without `dtype`, self must be floating
 // too (aten cannot infer a floating result from integers).
 bool resolve_dtype(KernelContext& ctx, TensorRef self, std::optional<DType> dtype, TensorRef out) {
-  const char* op = kMeanOp;
+  const char* op = op_name::mean_out;
   if (dtype) {
     if (*dtype != DType::Float32 && *dtype != DType::Float64)
       return detail::fail(ctx, op, "dtype = {} is not supported; expected float32 or float64 (or none)",
@@ -191,7 +188,7 @@ void run_integral_sum(TensorRef self, const Reduction& r, bool keepdim, TensorRe
 // sum's computation dtype: `dtype` when given (out must have it), else
 // out's; float32, float64 or int64. A floating self needs a floating one.
 bool resolve_sum_dtype(KernelContext& ctx, TensorRef self, std::optional<DType> dtype, TensorRef out) {
-  const char* op = kSumOp;
+  const char* op = op_name::sum_out;
   const DType computed = dtype ? *dtype : out.dtype();
   if (computed != DType::Float32 && computed != DType::Float64 && computed != DType::Int64)
     return detail::fail(ctx, op, "{} = {} is not supported; expected float32, float64 or int64",
@@ -259,7 +256,7 @@ bool check_reduced_out(KernelContext& ctx, const char* op, TensorRef self, std::
 
 bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim,
               std::optional<DType> dtype, TensorRef out) {
-  const char* op = kMeanOp;
+  const char* op = op_name::mean_out;
   Reduction r;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_arithmetic_dtype(ctx, op, "self", self) &&
@@ -275,7 +272,7 @@ bool mean_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bo
 
 bool sum_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, bool keepdim, std::optional<DType> dtype,
              TensorRef out) {
-  const char* op = kSumOp;
+  const char* op = op_name::sum_out;
   Reduction r;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_comparable_dtype(ctx, op, "self", self) &&
@@ -296,7 +293,7 @@ bool sum_out(KernelContext& ctx, TensorRef self, std::optional<IntList> dim, boo
 
 bool max_dim_out(KernelContext& ctx, TensorRef self, int64_t dim, bool keepdim, TensorRef max,
                  TensorRef max_values) {
-  const char* op = kMaxOp;
+  const char* op = op_name::max_dim_out;
   int64_t wrapped = 0;
   Reduction r;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "max", max) &&

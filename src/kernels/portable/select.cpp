@@ -86,7 +86,7 @@ void run_masked_fill(TensorRef self, TensorRef mask, T value, TensorRef out) {
 }  // namespace
 
 bool where_self_out(KernelContext& ctx, TensorRef condition, TensorRef self, TensorRef other, TensorRef out) {
-  const char* op = "aten::where.self_out";
+  const char* op = op_name::where_self_out;
   Shape shape = detail::shape_of(condition);
   const bool valid =
       detail::check_tensor(ctx, op, "condition", condition) && detail::check_tensor(ctx, op, "self", self) &&
@@ -109,7 +109,7 @@ bool where_self_out(KernelContext& ctx, TensorRef condition, TensorRef self, Ten
 
 // When out is self, only the masked elements are written.
 bool masked_fill_scalar_out(KernelContext& ctx, TensorRef self, TensorRef mask, Scalar value, TensorRef out) {
-  const char* op = "aten::masked_fill.Scalar_out";
+  const char* op = op_name::masked_fill_scalar_out;
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "mask", mask) &&
                      detail::check_tensor(ctx, op, "out", out) &&
                      detail::check_comparable_dtype(ctx, op, "self", self) &&

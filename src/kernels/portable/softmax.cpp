@@ -15,9 +15,6 @@
 namespace et_ops::kernels::portable {
 namespace {
 
-constexpr const char* kSoftmaxOp = "aten::_softmax.out";
-constexpr const char* kLogSoftmaxOp = "aten::_log_softmax.out";
-
 // ln(x) for a finite x >= 1 (a sum of exponentials whose largest is 1), in
 // binary64 without libm (whose result may depend on the CPU): x = m 2^e with
 // m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(z), z = (m - 1) / (m + 1), |z| <
@@ -121,11 +118,11 @@ bool softmax_family(KernelContext& ctx, const char* op, Kind kind, TensorRef sel
 }  // namespace
 
 bool softmax_out(KernelContext& ctx, TensorRef self, int64_t dim, bool half_to_float, TensorRef out) {
-  return softmax_family(ctx, kSoftmaxOp, Kind::Softmax, self, dim, half_to_float, out);
+  return softmax_family(ctx, op_name::softmax_out, Kind::Softmax, self, dim, half_to_float, out);
 }
 
 bool log_softmax_out(KernelContext& ctx, TensorRef self, int64_t dim, bool half_to_float, TensorRef out) {
-  return softmax_family(ctx, kLogSoftmaxOp, Kind::LogSoftmax, self, dim, half_to_float, out);
+  return softmax_family(ctx, op_name::log_softmax_out, Kind::LogSoftmax, self, dim, half_to_float, out);
 }
 
 }  // namespace et_ops::kernels::portable

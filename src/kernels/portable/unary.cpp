@@ -24,20 +24,20 @@ bool floating_unary(KernelContext& ctx, const char* op, simd::Unary unary, Tenso
 }  // namespace
 
 bool sqrt_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_unary(ctx, "aten::sqrt.out", simd::Unary::Sqrt, self, out);
+  return floating_unary(ctx, op_name::sqrt_out, simd::Unary::Sqrt, self, out);
 }
 
 bool rsqrt_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_unary(ctx, "aten::rsqrt.out", simd::Unary::Rsqrt, self, out);
+  return floating_unary(ctx, op_name::rsqrt_out, simd::Unary::Rsqrt, self, out);
 }
 
 bool exp_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_unary(ctx, "aten::exp.out", simd::Unary::Exp, self, out);
+  return floating_unary(ctx, op_name::exp_out, simd::Unary::Exp, self, out);
 }
 
 // Integers negate modulo 2^bits, as PyTorch's do.
 bool neg_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  if (!detail::check_unary(ctx, "aten::neg.out", self, out, detail::check_arithmetic_dtype)) return false;
+  if (!detail::check_unary(ctx, op_name::neg_out, self, out, detail::check_arithmetic_dtype)) return false;
   detail::dispatch_arithmetic(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     detail::map_contiguous<T>(self, out, [](const T* in, T* o, std::size_t n) {

@@ -14,8 +14,6 @@
 namespace et_ops::kernels::portable {
 namespace {
 
-constexpr const char* kUpsampleOp = "aten::upsample_nearest2d.out";
-
 // The float32 factor from output to input index: 1 / scale when a positive
 // scale is given, else input / output.
 float source_scale(std::optional<double> scale, int64_t in, int64_t out) {
@@ -36,7 +34,7 @@ int64_t source_index(int64_t o, int64_t in, int64_t out, float scale) {
 }
 
 bool check_sizes(KernelContext& ctx, TensorRef self, IntList output_size) {
-  const char* op = kUpsampleOp;
+  const char* op = op_name::upsample_nearest2d_out;
   if (self.dim() != 4)
     return detail::fail(ctx, op, "self must be 4-D [N, C, H, W], got shape {}", detail::shape_string(self));
   for (int64_t d = 1; d < 4; ++d)
@@ -78,7 +76,7 @@ void upsample(TensorRef self, TensorRef out, float scale_h, float scale_w) {
 
 bool upsample_nearest2d_out(KernelContext& ctx, TensorRef self, IntList output_size, std::optional<double> scales_h,
                             std::optional<double> scales_w, TensorRef out) {
-  const char* op = kUpsampleOp;
+  const char* op = op_name::upsample_nearest2d_out;
   const bool structure_ok = detail::check_tensor(ctx, op, "self", self) &&
                             detail::check_tensor(ctx, op, "out", out) &&
                             detail::check_same_dtype(ctx, op, "out", out, "self", self) &&

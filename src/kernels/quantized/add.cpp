@@ -22,13 +22,11 @@ using detail::saturate;
 using detail::Tag;
 using simd::QuantizedAdd;
 
-constexpr const char* kAddOp = "quantized_decomposed::add.out";
-
 // ---- checks (reference §8.3) ----
 
 bool check_same_dtype(KernelContext& ctx, const char* what, TensorRef t, TensorRef a) {
   if (t.dtype() == a.dtype()) return true;
-  return fail(ctx, kAddOp, "{} has dtype {} but a has dtype {}; a, b and out must share one dtype", what,
+  return fail(ctx, op_name::add_out, "{} has dtype {} but a has dtype {}; a, b and out must share one dtype", what,
               dtype_name(t.dtype()), dtype_name(a.dtype()));
 }
 
@@ -40,7 +38,7 @@ bool check_add_dtype(KernelContext& ctx, DType dtype) {
     case DType::Int32:
     case DType::Int64: return true;
     default:
-      return fail(ctx, kAddOp, "Unsupported dtype: a is {}; expected one of uint8, int8, int16, int32, int64",
+      return fail(ctx, op_name::add_out, "Unsupported dtype: a is {}; expected one of uint8, int8, int16, int32, int64",
                   dtype_name(dtype));
   }
 }
@@ -49,11 +47,11 @@ bool check_add_dtype(KernelContext& ctx, DType dtype) {
 // (ours, D25: int8 cannot hold 128..255).
 bool check_add_range(KernelContext& ctx, const char* prefix, int64_t quant_min, int64_t quant_max, DType dtype) {
   if (quant_min < 0 || quant_min > quant_max || quant_max > 255)
-    return fail(ctx, kAddOp, "invalid quantization range: {0}_quant_min {1} and {0}_quant_max {2} must satisfy 0 <= "
+    return fail(ctx, op_name::add_out, "invalid quantization range: {0}_quant_min {1} and {0}_quant_max {2} must satisfy 0 <= "
                 "{0}_quant_min <= {0}_quant_max <= 255", prefix, quant_min, quant_max);
   const auto bounds = detail::quantized_bounds(dtype);
   if (bounds && quant_max > bounds->hi)
-    return fail(ctx, kAddOp, "{}_quant_max {} is above the upper bound {} of {}", prefix, quant_max, bounds->hi,
+    return fail(ctx, op_name::add_out, "{}_quant_max {} is above the upper bound {} of {}", prefix, quant_max, bounds->hi,
                 dtype_name(dtype));
   return true;
 }
@@ -98,7 +96,7 @@ bool add_out(KernelContext& ctx, TensorRef a, double a_scale, int64_t a_zero_poi
              int64_t a_quant_max, TensorRef b, double b_scale, int64_t b_zero_point, int64_t b_quant_min,
              int64_t b_quant_max, double out_scale, int64_t out_zero_point, int64_t out_quant_min,
              int64_t out_quant_max, TensorRef out) {
-  const char* op = kAddOp;
+  const char* op = op_name::add_out;
   if (!check_tensor(ctx, op, "a", a) || !check_tensor(ctx, op, "b", b) || !check_tensor(ctx, op, "out", out))
     return false;
   if (!check_same_shape(ctx, op, "b", b, a, "a") || !check_same_shape(ctx, op, "out", out, a, "a")) return false;

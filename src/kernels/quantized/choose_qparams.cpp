@@ -19,9 +19,6 @@ using detail::fail;
 using detail::row_offset;
 using detail::shape_string;
 
-constexpr const char* kTensorOp = "quantized_decomposed::choose_qparams.Tensor_out";
-constexpr const char* kPerTokenOp = "quantized_decomposed::choose_qparams_per_token_asymmetric.out";
-
 // The clipped range [min(x, 0), max(x, 0)] of some elements. Zeros are +0,
 // so a signed zero in the input never changes a result.
 struct ClippedRange {
@@ -76,22 +73,22 @@ bool check_structures(KernelContext& ctx, const char* op, TensorRef input, Tenso
 
 bool check_tensor_args(KernelContext& ctx, TensorRef input, int64_t quant_min, int64_t quant_max,
                        TensorRef scale_out, TensorRef zero_point_out) {
-  if (!check_structures(ctx, kTensorOp, input, scale_out, zero_point_out)) return false;
+  if (!check_structures(ctx, op_name::choose_qparams_tensor_out, input, scale_out, zero_point_out)) return false;
   if (quant_min >= quant_max)
-    return fail(ctx, kTensorOp, "quant_min {} must be less than quant_max {}", quant_min, quant_max);
+    return fail(ctx, op_name::choose_qparams_tensor_out, "quant_min {} must be less than quant_max {}", quant_min, quant_max);
   constexpr int64_t lo = std::numeric_limits<int32_t>::min();
   constexpr int64_t hi = std::numeric_limits<int32_t>::max();
   if (quant_min < lo || quant_max > hi)
-    return fail(ctx, kTensorOp, "quant_min {} and quant_max {} must fit in int32", quant_min, quant_max);
-  if (!check_dtype(ctx, kTensorOp, "input", input, DType::Float32)) return false;
-  if (!check_dtype(ctx, kTensorOp, "scale_out", scale_out, DType::Float64)) return false;
-  if (!check_dtype(ctx, kTensorOp, "zero_point_out", zero_point_out, DType::Int64)) return false;
+    return fail(ctx, op_name::choose_qparams_tensor_out, "quant_min {} and quant_max {} must fit in int32", quant_min, quant_max);
+  if (!check_dtype(ctx, op_name::choose_qparams_tensor_out, "input", input, DType::Float32)) return false;
+  if (!check_dtype(ctx, op_name::choose_qparams_tensor_out, "scale_out", scale_out, DType::Float64)) return false;
+  if (!check_dtype(ctx, op_name::choose_qparams_tensor_out, "zero_point_out", zero_point_out, DType::Int64)) return false;
   if (scale_out.numel() != 1)
-    return fail(ctx, kTensorOp, "scale_out must have exactly one element, got shape {}", shape_string(scale_out));
+    return fail(ctx, op_name::choose_qparams_tensor_out, "scale_out must have exactly one element, got shape {}", shape_string(scale_out));
   if (zero_point_out.numel() != 1)
-    return fail(ctx, kTensorOp, "zero_point_out must have exactly one element, got shape {}",
+    return fail(ctx, op_name::choose_qparams_tensor_out, "zero_point_out must have exactly one element, got shape {}",
                 shape_string(zero_point_out));
-  if (input.numel() == 0) return fail(ctx, kTensorOp, "input is empty; there is no range to choose from");
+  if (input.numel() == 0) return fail(ctx, op_name::choose_qparams_tensor_out, "input is empty; there is no range to choose from");
   return true;
 }
 
@@ -103,7 +100,7 @@ bool tensor_qparams(KernelContext& ctx, ClippedRange range, int64_t quant_min, i
   float scale = (range.high - range.low) / levels;
   if (scale < eps) scale = eps;
   if (!std::isfinite(scale))
-    return fail(ctx, kTensorOp, "input range [{}, {}] with eps {} gives a non-finite scale {}", range.low,
+    return fail(ctx, op_name::choose_qparams_tensor_out, "input range [{}, {}] with eps {} gives a non-finite scale {}", range.low,
                 range.high, eps, scale);
   if (scale == 0.0f) {
     // Degenerate (ours): ET's fallback instead of PyTorch's 0/0.
@@ -128,21 +125,21 @@ bool check_per_token_output(KernelContext& ctx, TensorRef input, TensorRef out, 
   if (matches) return true;
   std::string expected = "[";
   for (int64_t d = 0; d + 1 < input.dim(); ++d) expected += fmt::format("{}, ", input.size(d));
-  return fail(ctx, kPerTokenOp, "{} has shape {}, expected {}1] (input shape {} with the last dimension 1)", name,
+  return fail(ctx, op_name::choose_qparams_per_token_asymmetric_out, "{} has shape {}, expected {}1] (input shape {} with the last dimension 1)", name,
               shape_string(out), expected, shape_string(input));
 }
 
 bool check_per_token_args(KernelContext& ctx, TensorRef input, TensorRef scale_out, TensorRef zero_point_out) {
-  if (!check_structures(ctx, kPerTokenOp, input, scale_out, zero_point_out)) return false;
-  if (input.dim() < 1) return fail(ctx, kPerTokenOp, "input must have at least one dimension");
+  if (!check_structures(ctx, op_name::choose_qparams_per_token_asymmetric_out, input, scale_out, zero_point_out)) return false;
+  if (input.dim() < 1) return fail(ctx, op_name::choose_qparams_per_token_asymmetric_out, "input must have at least one dimension");
   if (input.size(input.dim() - 1) < 1)
-    return fail(ctx, kPerTokenOp, "input has shape {}: tokens of zero elements have no range",
+    return fail(ctx, op_name::choose_qparams_per_token_asymmetric_out, "input has shape {}: tokens of zero elements have no range",
                 shape_string(input));
   if (!check_per_token_output(ctx, input, scale_out, "scale_out")) return false;
   if (!check_per_token_output(ctx, input, zero_point_out, "zero_point_out")) return false;
-  if (!check_dtype(ctx, kPerTokenOp, "input", input, DType::Float32)) return false;
-  if (!check_dtype(ctx, kPerTokenOp, "scale_out", scale_out, DType::Float64)) return false;
-  return check_dtype(ctx, kPerTokenOp, "zero_point_out", zero_point_out, DType::Int64);
+  if (!check_dtype(ctx, op_name::choose_qparams_per_token_asymmetric_out, "input", input, DType::Float32)) return false;
+  if (!check_dtype(ctx, op_name::choose_qparams_per_token_asymmetric_out, "scale_out", scale_out, DType::Float64)) return false;
+  return check_dtype(ctx, op_name::choose_qparams_per_token_asymmetric_out, "zero_point_out", zero_point_out, DType::Int64);
 }
 
 // §5.3 steps 3-8 for one token, in binary32.
@@ -152,7 +149,7 @@ bool token_qparams(KernelContext& ctx, ClippedRange range, int64_t token, QParam
   constexpr float kQMax = 127.0f;
   float scale = (range.high - range.low) / 255.0f;
   if (!std::isfinite(scale))
-    return fail(ctx, kPerTokenOp, "input token {} has range [{}, {}], which gives a non-finite scale", token,
+    return fail(ctx, op_name::choose_qparams_per_token_asymmetric_out, "input token {} has range [{}, {}], which gives a non-finite scale", token,
                 range.low, range.high);
   if (scale < kMinScale) scale = kMinScale;
   const float descaled_min = range.low / scale;
@@ -170,9 +167,9 @@ bool choose_qparams_tensor_out(KernelContext& ctx, TensorRef input, int64_t quan
                                double eps, DType /*dtype: unused and unchecked, as in ET*/, TensorRef scale_out,
                                TensorRef zero_point_out) {
   if (!check_tensor_args(ctx, input, quant_min, quant_max, scale_out, zero_point_out)) return false;
-  if (std::isnan(eps)) return fail(ctx, kTensorOp, "eps must not be NaN");
+  if (std::isnan(eps)) return fail(ctx, op_name::choose_qparams_tensor_out, "eps must not be NaN");
   const ClippedRange range = whole_range(input);
-  if (range.has_nan) return fail(ctx, kTensorOp, "input contains NaN; its range is undefined");
+  if (range.has_nan) return fail(ctx, op_name::choose_qparams_tensor_out, "input contains NaN; its range is undefined");
   QParams params{};
   if (!tensor_qparams(ctx, range, quant_min, quant_max, static_cast<float>(eps), params)) return false;
   *scale_out.data_as<double>() = params.scale;
@@ -186,7 +183,7 @@ bool choose_qparams_per_token_asymmetric_out(KernelContext& ctx, TensorRef input
   const int64_t tokens = input.numel() / input.size(input.dim() - 1);
   for (int64_t token = 0; token < tokens; ++token) {
     const ClippedRange range = row_range(input, token);
-    if (range.has_nan) return fail(ctx, kPerTokenOp, "input token {} contains NaN; its range is undefined", token);
+    if (range.has_nan) return fail(ctx, op_name::choose_qparams_per_token_asymmetric_out, "input token {} contains NaN; its range is undefined", token);
     QParams params{};
     if (!token_qparams(ctx, range, token, params)) return false;
     scale_out.data_as<double>()[row_offset(scale_out, token)] = params.scale;

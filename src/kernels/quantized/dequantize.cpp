@@ -31,11 +31,6 @@ using detail::for_each_row;
 using detail::row_length;
 using detail::row_stride;
 
-constexpr const char* kPerTensorOp = "quantized_decomposed::dequantize_per_tensor.out";
-constexpr const char* kPerTensorTensorOp = "quantized_decomposed::dequantize_per_tensor.Tensor_out";
-constexpr const char* kPerChannelOp = "quantized_decomposed::dequantize_per_channel.out";
-constexpr const char* kPerTokenOp = "quantized_decomposed::dequantize_per_token.out";
-
 // Runs shorter than this are not worth a dispatched vector call.
 constexpr int64_t kMinVectorRun = 16;
 // Outputs other than f32 are produced through blocks of this many floats.
@@ -313,14 +308,14 @@ bool check_optional_tensor(KernelContext& ctx, const char* op, const char* what,
 bool dequantize_per_tensor_out(KernelContext& ctx, TensorRef input, double scale, int64_t zero_point,
                                int64_t quant_min, int64_t quant_max, DType dtype, std::optional<DType> out_dtype,
                                TensorRef out) {
-  return dequantize_per_tensor_impl(ctx, kPerTensorOp, input, scale, zero_point, quant_min, quant_max, dtype,
+  return dequantize_per_tensor_impl(ctx, op_name::dequantize_per_tensor_out, input, scale, zero_point, quant_min, quant_max, dtype,
                                     out_dtype, out);
 }
 
 bool dequantize_per_tensor_tensor_out(KernelContext& ctx, TensorRef input, TensorRef scale, TensorRef zero_point,
                                       int64_t quant_min, int64_t quant_max, DType dtype,
                                       std::optional<DType> out_dtype, TensorRef out) {
-  const char* op = kPerTensorTensorOp;
+  const char* op = op_name::dequantize_per_tensor_tensor_out;
   if (!check_tensor(ctx, op, "scale", scale) || !check_tensor(ctx, op, "zero_point", zero_point)) return false;
   if (!check_dtype(ctx, op, "scale", scale, DType::Float64)) return false;
   if (!check_dtype(ctx, op, "zero_point", zero_point, DType::Int64)) return false;
@@ -336,7 +331,7 @@ bool dequantize_per_tensor_tensor_out(KernelContext& ctx, TensorRef input, Tenso
 bool dequantize_per_channel_out(KernelContext& ctx, TensorRef input, TensorRef scales,
                                 std::optional<TensorRef> zero_points, int64_t axis, int64_t quant_min,
                                 int64_t quant_max, DType dtype, std::optional<DType> out_dtype, TensorRef out) {
-  const char* op = kPerChannelOp;
+  const char* op = op_name::dequantize_per_channel_out;
   if (!check_tensor(ctx, op, "input", input) || !check_tensor(ctx, op, "scales", scales) ||
       !check_optional_tensor(ctx, op, "zero_points", zero_points) || !check_tensor(ctx, op, "out", out))
     return false;
@@ -360,7 +355,7 @@ bool dequantize_per_channel_out(KernelContext& ctx, TensorRef input, TensorRef s
 bool dequantize_per_token_out(KernelContext& ctx, TensorRef input, TensorRef scales, TensorRef zero_points,
                               int64_t quant_min, int64_t quant_max, DType dtype, DType output_dtype,
                               TensorRef out) {
-  const char* op = kPerTokenOp;
+  const char* op = op_name::dequantize_per_token_out;
   if (!check_tensor(ctx, op, "input", input) || !check_tensor(ctx, op, "scales", scales) ||
       !check_tensor(ctx, op, "zero_points", zero_points) || !check_tensor(ctx, op, "out", out))
     return false;

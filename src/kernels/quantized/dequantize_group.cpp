@@ -27,8 +27,8 @@ struct Overload {
   bool four_bit;  // two int4 values per byte instead of one integer per byte
 };
 
-constexpr Overload kByte{"quantized_decomposed::dequantize_per_channel_group.out", false};
-constexpr Overload k4Bit{"quantized_decomposed::dequantize_per_channel_group_4bit.out", true};
+constexpr Overload kByte{op_name::dequantize_per_channel_group_out, false};
+constexpr Overload k4Bit{op_name::dequantize_per_channel_group_4bit_out, true};
 
 // Sizes derived from the checked arguments.
 struct Layout {

@@ -327,12 +327,12 @@ bool embedding(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRe
   return rows_ok;
 }
 
-constexpr Overload kByteOut{"quantized_decomposed::embedding_byte.out", Packing::Byte, false};
-constexpr Overload kByteDtypeOut{"quantized_decomposed::embedding_byte.dtype_out", Packing::Byte, true};
-constexpr Overload k2BitOut{"quantized_decomposed::embedding_2bit.out", Packing::TwoBit, false};
-constexpr Overload k2BitDtypeOut{"quantized_decomposed::embedding_2bit.dtype_out", Packing::TwoBit, true};
-constexpr Overload k4BitOut{"quantized_decomposed::embedding_4bit.out", Packing::FourBit, false};
-constexpr Overload k4BitDtypeOut{"quantized_decomposed::embedding_4bit.dtype_out", Packing::FourBit, true};
+constexpr Overload kByteOut{op_name::embedding_byte_out, Packing::Byte, false};
+constexpr Overload kByteDtypeOut{op_name::embedding_byte_dtype_out, Packing::Byte, true};
+constexpr Overload k2BitOut{op_name::embedding_2bit_out, Packing::TwoBit, false};
+constexpr Overload k2BitDtypeOut{op_name::embedding_2bit_dtype_out, Packing::TwoBit, true};
+constexpr Overload k4BitOut{op_name::embedding_4bit_out, Packing::FourBit, false};
+constexpr Overload k4BitDtypeOut{op_name::embedding_4bit_dtype_out, Packing::FourBit, true};
 
 }  // namespace
 

@@ -33,8 +33,8 @@ struct Overload {
   bool four_bit;  // int4 weights two per byte (embedding_4bit's layout), else int8
 };
 
-constexpr Overload k8da4w{"et_quantized::linear_8da4w.out", true};
-constexpr Overload k8da8w{"et_quantized::linear_8da8w.out", false};
+constexpr Overload k8da4w{op_name::linear_8da4w_out, true};
+constexpr Overload k8da8w{op_name::linear_8da8w_out, false};
 
 struct Shape {
   int64_t tokens;      // T: input rows

@@ -546,9 +546,6 @@ using detail::Tag;
 using detail::to_f32;
 using mixed::Matrix;
 
-constexpr const char* kMmOp = "quantized_decomposed::mixed_mm.out";
-constexpr const char* kLinearOp = "quantized_decomposed::mixed_linear.out";
-
 // ---- c10 arithmetic (reference §1.5) ----
 // Half op Half rounds to Half; Half op float is float; anything op double is
 // double; `Half += float` rounds the float to Half first.
@@ -681,21 +678,21 @@ bool check_scales_valid(KernelContext& ctx, const char* op, TensorRef scales) {
 
 bool check_mm(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef scales,
               std::optional<TensorRef> zero_points, TensorRef out) {
-  if (!check_structures(ctx, kMmOp, input, weight, scales, zero_points, out) ||
-      !check_ranks(ctx, kMmOp, input, weight, scales, out, 1))
+  if (!check_structures(ctx, op_name::mixed_mm_out, input, weight, scales, zero_points, out) ||
+      !check_ranks(ctx, op_name::mixed_mm_out, input, weight, scales, out, 1))
     return false;
   if (input.size(1) != weight.size(0))
-    return fail(ctx, kMmOp, "input has {} columns but weight has {} rows", input.size(1), weight.size(0));
+    return fail(ctx, op_name::mixed_mm_out, "input has {} columns but weight has {} rows", input.size(1), weight.size(0));
   if (scales.size(0) != weight.size(0))
-    return fail(ctx, kMmOp, "weight_scales has {} elements but weight has {} rows", scales.size(0), weight.size(0));
+    return fail(ctx, op_name::mixed_mm_out, "weight_scales has {} elements but weight has {} rows", scales.size(0), weight.size(0));
   if (scales.dtype() != input.dtype() || out.dtype() != input.dtype())
-    return fail(ctx, kMmOp, "input ({}), weight_scales ({}) and out ({}) must have the same dtype",
+    return fail(ctx, op_name::mixed_mm_out, "input ({}), weight_scales ({}) and out ({}) must have the same dtype",
                 dtype_name(input.dtype()), dtype_name(scales.dtype()), dtype_name(out.dtype()));
-  if (!check_dtype(ctx, kMmOp, "weight", weight, DType::Int8)) return false;
-  if (!check_input_dtype(ctx, kMmOp, input)) return false;
-  if (!check_no_zero_points(ctx, kMmOp, input, scales, zero_points)) return false;
-  if (!check_out_shape(ctx, kMmOp, out, input.size(0), weight.size(1))) return false;
-  return check_scales_valid(ctx, kMmOp, scales);
+  if (!check_dtype(ctx, op_name::mixed_mm_out, "weight", weight, DType::Int8)) return false;
+  if (!check_input_dtype(ctx, op_name::mixed_mm_out, input)) return false;
+  if (!check_no_zero_points(ctx, op_name::mixed_mm_out, input, scales, zero_points)) return false;
+  if (!check_out_shape(ctx, op_name::mixed_mm_out, out, input.size(0), weight.size(1))) return false;
+  return check_scales_valid(ctx, op_name::mixed_mm_out, scales);
 }
 
 // Rows per group, or nullopt (error reported). With G groups ET uses
@@ -705,12 +702,12 @@ std::optional<int64_t> linear_group_size(KernelContext& ctx, TensorRef scales, i
   if (scales.dim() == 1 || n == 0) return std::max<int64_t>(n, 1);
   const int64_t groups = scales.size(1);
   if (groups < 1) {
-    fail(ctx, kLinearOp, "weight_scales has shape {}: it needs at least one group per row", shape_string(scales));
+    fail(ctx, op_name::mixed_linear_out, "weight_scales has shape {}: it needs at least one group per row", shape_string(scales));
     return std::nullopt;
   }
   const int64_t group_size = (n + groups - 1) / groups;
   if ((n + group_size - 1) / group_size != groups) {
-    fail(ctx, kLinearOp,
+    fail(ctx, op_name::mixed_linear_out,
          "weight_scales has {} groups per row, but {} input features split into groups of {} make {} groups",
          groups, n, group_size, (n + group_size - 1) / group_size);
     return std::nullopt;
@@ -721,38 +718,38 @@ std::optional<int64_t> linear_group_size(KernelContext& ctx, TensorRef scales, i
 std::optional<int64_t> check_linear(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef scales,
                                     std::optional<TensorRef> zero_points, std::optional<DType> dtype,
                                     TensorRef out) {
-  if (!check_structures(ctx, kLinearOp, input, weight, scales, zero_points, out) ||
-      !check_ranks(ctx, kLinearOp, input, weight, scales, out, 2))
+  if (!check_structures(ctx, op_name::mixed_linear_out, input, weight, scales, zero_points, out) ||
+      !check_ranks(ctx, op_name::mixed_linear_out, input, weight, scales, out, 2))
     return std::nullopt;
   if (input.size(1) != weight.size(1)) {
-    fail(ctx, kLinearOp, "input has {} columns but weight has {}", input.size(1), weight.size(1));
+    fail(ctx, op_name::mixed_linear_out, "input has {} columns but weight has {}", input.size(1), weight.size(1));
     return std::nullopt;
   }
   if (scales.size(0) != weight.size(0)) {
-    fail(ctx, kLinearOp, "weight_scales has {} rows but weight has {}", scales.size(0), weight.size(0));
+    fail(ctx, op_name::mixed_linear_out, "weight_scales has {} rows but weight has {}", scales.size(0), weight.size(0));
     return std::nullopt;
   }
-  if (!check_dtype(ctx, kLinearOp, "weight_scales", scales, input.dtype())) return std::nullopt;
+  if (!check_dtype(ctx, op_name::mixed_linear_out, "weight_scales", scales, input.dtype())) return std::nullopt;
   if (dtype && *dtype != out.dtype()) {
-    fail(ctx, kLinearOp, "out dtype {} does not match the requested dtype {}", dtype_name(out.dtype()),
+    fail(ctx, op_name::mixed_linear_out, "out dtype {} does not match the requested dtype {}", dtype_name(out.dtype()),
          dtype_name(*dtype));
     return std::nullopt;
   }
   if (dtype && *dtype != DType::Float32 && *dtype != DType::Float16) {
-    fail(ctx, kLinearOp, "dtype must be float32 or float16, got {}", dtype_name(*dtype));
+    fail(ctx, op_name::mixed_linear_out, "dtype must be float32 or float16, got {}", dtype_name(*dtype));
     return std::nullopt;
   }
-  if (!check_dtype(ctx, kLinearOp, "weight", weight, DType::Int8) || !check_input_dtype(ctx, kLinearOp, input) ||
-      !check_no_zero_points(ctx, kLinearOp, input, scales, zero_points) ||
-      !check_out_shape(ctx, kLinearOp, out, input.size(0), weight.size(0)))
+  if (!check_dtype(ctx, op_name::mixed_linear_out, "weight", weight, DType::Int8) || !check_input_dtype(ctx, op_name::mixed_linear_out, input) ||
+      !check_no_zero_points(ctx, op_name::mixed_linear_out, input, scales, zero_points) ||
+      !check_out_shape(ctx, op_name::mixed_linear_out, out, input.size(0), weight.size(0)))
     return std::nullopt;
   const DType t = out.dtype();
   if (t != DType::Float32 && t != DType::Float64 && t != DType::Float16) {
-    fail(ctx, kLinearOp, "out must be float32, float64 or float16, got {}", dtype_name(t));
+    fail(ctx, op_name::mixed_linear_out, "out must be float32, float64 or float16, got {}", dtype_name(t));
     return std::nullopt;
   }
   const std::optional<int64_t> group_size = linear_group_size(ctx, scales, input.size(1));
-  if (!group_size || !check_scales_valid(ctx, kLinearOp, scales)) return std::nullopt;
+  if (!group_size || !check_scales_valid(ctx, op_name::mixed_linear_out, scales)) return std::nullopt;
   return group_size;
 }
 

@@ -32,11 +32,6 @@ using detail::Tag;
 using simd::Binary64Quantize;
 using simd::PerTensorQuantize;
 
-constexpr const char* kPerTensorOp = "quantized_decomposed::quantize_per_tensor.out";
-constexpr const char* kPerTensorTensorOp = "quantized_decomposed::quantize_per_tensor.Tensor_out";
-constexpr const char* kPerChannelOp = "quantized_decomposed::quantize_per_channel.out";
-constexpr const char* kPerTokenOp = "quantized_decomposed::quantize_per_token.out";
-
 // Runs shorter than this are not worth a dispatched vector call.
 constexpr int64_t kMinVectorRun = 16;
 // f16/bf16 inputs are widened (exactly) into blocks of this many floats.
@@ -223,12 +218,12 @@ void quantize_per_token_typed(TensorRef input, TensorRef scales_t, TensorRef zer
 
 bool quantize_per_tensor_out(KernelContext& ctx, TensorRef input, double scale, int64_t zero_point,
                              int64_t quant_min, int64_t quant_max, DType dtype, TensorRef out) {
-  return quantize_per_tensor_impl(ctx, kPerTensorOp, input, scale, zero_point, quant_min, quant_max, dtype, out);
+  return quantize_per_tensor_impl(ctx, op_name::quantize_per_tensor_out, input, scale, zero_point, quant_min, quant_max, dtype, out);
 }
 
 bool quantize_per_tensor_tensor_out(KernelContext& ctx, TensorRef input, TensorRef scale, TensorRef zero_point,
                                     int64_t quant_min, int64_t quant_max, DType dtype, TensorRef out) {
-  const char* op = kPerTensorTensorOp;
+  const char* op = op_name::quantize_per_tensor_tensor_out;
   if (!check_tensor(ctx, op, "scale", scale) || !check_tensor(ctx, op, "zero_point", zero_point)) return false;
   if (!check_param_tensor(ctx, op, "scale", scale, DType::Float64, 1, "a one-element tensor")) return false;
   if (!check_param_tensor(ctx, op, "zero_point", zero_point, DType::Int64, 1, "a one-element tensor")) return false;
@@ -239,7 +234,7 @@ bool quantize_per_tensor_tensor_out(KernelContext& ctx, TensorRef input, TensorR
 
 bool quantize_per_channel_out(KernelContext& ctx, TensorRef input, TensorRef scales, TensorRef zero_points,
                               int64_t axis, int64_t quant_min, int64_t quant_max, DType dtype, TensorRef out) {
-  const char* op = kPerChannelOp;
+  const char* op = op_name::quantize_per_channel_out;
   if (!check_tensor(ctx, op, "input", input) || !check_tensor(ctx, op, "scales", scales) ||
       !check_tensor(ctx, op, "zero_points", zero_points) || !check_tensor(ctx, op, "out", out))
     return false;
@@ -262,7 +257,7 @@ bool quantize_per_channel_out(KernelContext& ctx, TensorRef input, TensorRef sca
 
 bool quantize_per_token_out(KernelContext& ctx, TensorRef input, TensorRef scales, TensorRef zero_points,
                             int64_t quant_min, int64_t quant_max, DType dtype, TensorRef out) {
-  const char* op = kPerTokenOp;
+  const char* op = op_name::quantize_per_token_out;
   if (!check_tensor(ctx, op, "input", input) || !check_tensor(ctx, op, "scales", scales) ||
       !check_tensor(ctx, op, "zero_points", zero_points) || !check_tensor(ctx, op, "out", out))
     return false;

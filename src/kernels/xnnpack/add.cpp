@@ -5,8 +5,6 @@
 namespace et_ops::kernels::xnnpack {
 namespace {
 
-constexpr const char* kAdd = "et_xnnpack::add.out";
-
 // self, other and out: int8, the same sizes and the same dense layout, so
 // the addition runs over memory order.
 bool check_add_tensors(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
@@ -14,21 +12,21 @@ bool check_add_tensors(KernelContext& ctx, TensorRef self, TensorRef other, Tens
   const char* names[] = {"self", "other", "out"};
   const TensorRef tensors[] = {self, other, out};
   for (int i = 0; i < 3; ++i) {
-    if (!check_dtype(ctx, kAdd, names[i], tensors[i], DType::Int8)) return false;
-    if (tensors[i].numel() <= 0) return fail(ctx, kAdd, "{} is empty ({})", names[i], shape_string(tensors[i]));
+    if (!check_dtype(ctx, op_name::add_kernel, names[i], tensors[i], DType::Int8)) return false;
+    if (tensors[i].numel() <= 0) return fail(ctx, op_name::add_kernel, "{} is empty ({})", names[i], shape_string(tensors[i]));
   }
   for (int i = 1; i < 3; ++i) {
     if (!self.same_shape(tensors[i]))
-      return fail(ctx, kAdd, "{} has sizes {}, but self has {} (no broadcasting)", names[i], shape_string(tensors[i]),
+      return fail(ctx, op_name::add_kernel, "{} has sizes {}, but self has {} (no broadcasting)", names[i], shape_string(tensors[i]),
                   shape_string(self));
     for (int64_t d = 0; d < self.dim(); ++d)
       if (self.size(d) > 1 && self.stride(d) != tensors[i].stride(d))
-        return fail(ctx, kAdd, "{} has strides {}, but self has {}: they must share one memory layout", names[i],
+        return fail(ctx, op_name::add_kernel, "{} has strides {}, but self has {}: they must share one memory layout", names[i],
                     kernels::detail::list_string(tensors[i].strides(), tensors[i].dim()),
                     kernels::detail::list_string(self.strides(), self.dim()));
   }
   if (!kernels::detail::is_dense(self))
-    return fail(ctx, kAdd, "self has strides {}, not a dense layout of sizes {}",
+    return fail(ctx, op_name::add_kernel, "self has strides {}, not a dense layout of sizes {}",
                 kernels::detail::list_string(self.strides(), self.dim()), shape_string(self));
   return true;
 }
@@ -40,16 +38,16 @@ std::unique_ptr<AddState> add_prepare(KernelContext& ctx, TensorRef self, double
                                       double output_scale, int64_t output_zero_point, int64_t output_min,
                                       int64_t output_max, TensorRef out) {
   using namespace detail;
-  if (!initialize(ctx, kAdd) || !check_add_tensors(ctx, self, other, out)) return nullptr;
-  const auto a = quant_params(ctx, kAdd, "self", self_scale, self_zero_point);
-  const auto b = a ? quant_params(ctx, kAdd, "other", other_scale, other_zero_point) : std::nullopt;
-  const auto o = b ? output_params(ctx, kAdd, output_scale, output_zero_point, output_min, output_max) : std::nullopt;
+  if (!initialize(ctx, op_name::add_kernel) || !check_add_tensors(ctx, self, other, out)) return nullptr;
+  const auto a = quant_params(ctx, op_name::add_kernel, "self", self_scale, self_zero_point);
+  const auto b = a ? quant_params(ctx, op_name::add_kernel, "other", other_scale, other_zero_point) : std::nullopt;
+  const auto o = b ? output_params(ctx, op_name::add_kernel, output_scale, output_zero_point, output_min, output_max) : std::nullopt;
   if (!o) return nullptr;
   // XNNPACK's limits on the ratios of the scales, reported by name.
   for (const auto& [name, ratio] : {std::pair{"self_scale / output_scale", a->scale / o->q.scale},
                                     std::pair{"other_scale / output_scale", b->scale / o->q.scale}})
     if (!(ratio >= 0x1.0p-10f && ratio < 256.0f)) {
-      fail(ctx, kAdd, "{} = {} is outside the range XNNPACK adds ([2^-10, 256))", name, ratio);
+      fail(ctx, op_name::add_kernel, "{} = {} is outside the range XNNPACK adds ([2^-10, 256))", name, ratio);
       return nullptr;
     }
   auto state = std::make_unique<AddState>();
@@ -63,7 +61,7 @@ std::unique_ptr<AddState> add_prepare(KernelContext& ctx, TensorRef self, double
 std::unique_ptr<detail::RunStateOperator> add_instantiate(KernelContext& ctx, const AddState& s, TensorRef, double,
                                                           int64_t, TensorRef, double, int64_t, double, int64_t,
                                                           int64_t, int64_t, TensorRef) {
-  return detail::create_operator(ctx, kAdd, "xnn_create_add_nd_qs8", [&](xnn_operator_t* made) {
+  return detail::create_operator(ctx, op_name::add_kernel, "xnn_create_add_nd_qs8", [&](xnn_operator_t* made) {
     return xnn_create_add_nd_qs8(s.self.zero_point, s.self.scale, s.other.zero_point, s.other.scale,
                                  s.output.q.zero_point, s.output.q.scale, s.output.min, s.output.max, 0, made);
   });
@@ -74,9 +72,9 @@ bool add_run(KernelContext& ctx, const AddState& s, detail::RunStateOperator& in
              TensorRef out) {
   if (self.numel() != s.numel || other.numel() != s.numel || out.numel() != s.numel || self.data() == nullptr ||
       other.data() == nullptr || out.data() == nullptr)
-    return detail::fail(ctx, kAdd, "the run's tensors are not those the kernel was prepared for");
+    return detail::fail(ctx, op_name::add_kernel, "the run's tensors are not those the kernel was prepared for");
   const std::size_t shape[1] = {static_cast<std::size_t>(s.numel)};
-  return instance.run(ctx, kAdd, env, self.data(), other.data(), out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
+  return instance.run(ctx, op_name::add_kernel, env, self.data(), other.data(), out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
     return xnn_setup_add_nd_qs8(op, 1, shape, 1, shape, self.data_as<const int8_t>(), other.data_as<const int8_t>(),
                                 out.data_as<int8_t>(), pool);
   });

@@ -37,28 +37,26 @@ bool run_convolution(KernelContext& ctx, const ConvolutionState& s, RunStateOper
 
 namespace {
 
-constexpr const char* kConv2d = "et_xnnpack::conv2d.out";
-
 // A pair argument (int[2]): two values, or one for both; each at least `min`.
 bool pair_argument(KernelContext& ctx, const char* name, IntList list, int64_t min, uint32_t& first,
                    uint32_t& second) {
   if (list.size() != 1 && list.size() != 2)
-    return fail(ctx, kConv2d, "{} must have 1 or 2 values, got {}", name, list.size());
+    return fail(ctx, op_name::conv2d_kernel, "{} must have 1 or 2 values, got {}", name, list.size());
   const int64_t a = list[0], b = list[list.size() - 1];
   if (a < min || b < min || a > 1 << 20 || b > 1 << 20)
-    return fail(ctx, kConv2d, "{} must be at least {} (and at most 2^20), got [{}, {}]", name, min, a, b);
+    return fail(ctx, op_name::conv2d_kernel, "{} must be at least {} (and at most 2^20), got [{}, {}]", name, min, a, b);
   first = static_cast<uint32_t>(a), second = static_cast<uint32_t>(b);
   return true;
 }
 
 bool geometry_of(KernelContext& ctx, TensorRef input, TensorRef weight, IntList stride, IntList padding,
                  IntList dilation, int64_t groups, ConvolutionGeometry& g) {
-  if (!check_activation(ctx, kConv2d, "input", input, 4) || !check_channels_last(ctx, kConv2d, "input", input))
+  if (!check_activation(ctx, op_name::conv2d_kernel, "input", input, 4) || !check_channels_last(ctx, op_name::conv2d_kernel, "input", input))
     return false;
-  if (!check_constant(ctx, kConv2d, "weight", weight) || !check_dtype(ctx, kConv2d, "weight", weight, DType::Int8) ||
-      !check_row_major(ctx, kConv2d, "weight", weight))
+  if (!check_constant(ctx, op_name::conv2d_kernel, "weight", weight) || !check_dtype(ctx, op_name::conv2d_kernel, "weight", weight, DType::Int8) ||
+      !check_row_major(ctx, op_name::conv2d_kernel, "weight", weight))
     return false;
-  if (weight.dim() != 4) return fail(ctx, kConv2d, "weight must have 4 dimensions [O, C/groups, kH, kW], got {}", shape_string(weight));
+  if (weight.dim() != 4) return fail(ctx, op_name::conv2d_kernel, "weight must have 4 dimensions [O, C/groups, kH, kW], got {}", shape_string(weight));
   if (!pair_argument(ctx, "stride", stride, 1, g.stride_height, g.stride_width) ||
       !pair_argument(ctx, "padding", padding, 0, g.padding_height, g.padding_width) ||
       !pair_argument(ctx, "dilation", dilation, 1, g.dilation_height, g.dilation_width))
@@ -68,14 +66,14 @@ bool geometry_of(KernelContext& ctx, TensorRef input, TensorRef weight, IntList 
   g.in_height = static_cast<std::size_t>(input.size(2));
   g.in_width = static_cast<std::size_t>(input.size(3));
   if (groups < 1 || input.size(1) % groups != 0 || weight.size(0) % groups != 0)
-    return fail(ctx, kConv2d, "groups ({}) must be positive and divide the input channels ({}) and weight's output channels ({})",
+    return fail(ctx, op_name::conv2d_kernel, "groups ({}) must be positive and divide the input channels ({}) and weight's output channels ({})",
                 groups, input.size(1), weight.size(0));
   g.groups = static_cast<std::size_t>(groups);
   if (weight.size(1) != input.size(1) / groups)
-    return fail(ctx, kConv2d, "weight {} must have C/groups = {} input channels in dimension 1", shape_string(weight),
+    return fail(ctx, op_name::conv2d_kernel, "weight {} must have C/groups = {} input channels in dimension 1", shape_string(weight),
                 input.size(1) / groups);
   if (weight.size(0) <= 0 || weight.size(2) <= 0 || weight.size(3) <= 0 || weight.size(2) > 1 << 16 || weight.size(3) > 1 << 16)
-    return fail(ctx, kConv2d, "weight has an empty or oversized dimension ({})", shape_string(weight));
+    return fail(ctx, op_name::conv2d_kernel, "weight has an empty or oversized dimension ({})", shape_string(weight));
   g.out_channels = static_cast<std::size_t>(weight.size(0));
   g.kernel_height = static_cast<uint32_t>(weight.size(2));
   g.kernel_width = static_cast<uint32_t>(weight.size(3));
@@ -110,34 +108,34 @@ std::unique_ptr<Conv2dState> conv2d_prepare(KernelContext& ctx, TensorRef input,
                                             int64_t output_zero_point, int64_t output_min, int64_t output_max,
                                             TensorRef out) {
   using namespace detail;
-  if (!initialize(ctx, kConv2d)) return nullptr;
+  if (!initialize(ctx, op_name::conv2d_kernel)) return nullptr;
   auto state = std::make_unique<Conv2dState>();
-  state->op = kConv2d;
+  state->op = op_name::conv2d_kernel;
   ConvolutionGeometry& g = state->geometry;
   if (!geometry_of(ctx, input, weight, stride, padding, dilation, groups, g)) return nullptr;
-  const std::optional<QuantParams> in = quant_params(ctx, kConv2d, "input", input_scale, input_zero_point);
-  const std::optional<OutputParams> o = in ? output_params(ctx, kConv2d, output_scale, output_zero_point, output_min, output_max) : std::nullopt;
+  const std::optional<QuantParams> in = quant_params(ctx, op_name::conv2d_kernel, "input", input_scale, input_zero_point);
+  const std::optional<OutputParams> o = in ? output_params(ctx, op_name::conv2d_kernel, output_scale, output_zero_point, output_min, output_max) : std::nullopt;
   if (!o) return nullptr;
   state->input = *in;
   state->output = *o;
-  auto scales = detail::checked_weight_scales(ctx, kConv2d, weight_scales, int64_t(g.out_channels), in->scale, o->q.scale);
+  auto scales = detail::checked_weight_scales(ctx, op_name::conv2d_kernel, weight_scales, int64_t(g.out_channels), in->scale, o->q.scale);
   if (!scales) return nullptr;
-  auto quantized = quantized_bias(ctx, kConv2d, bias, int64_t(g.out_channels), in->scale, *scales);
+  auto quantized = quantized_bias(ctx, op_name::conv2d_kernel, bias, int64_t(g.out_channels), in->scale, *scales);
   if (!quantized) return nullptr;
   const int64_t out_height = output_extent(g.in_height, g.kernel_height, g.stride_height, g.padding_height, g.dilation_height);
   const int64_t out_width = output_extent(g.in_width, g.kernel_width, g.stride_width, g.padding_width, g.dilation_width);
   if (out_height <= 0 || out_width <= 0) {
-    fail(ctx, kConv2d, "the {}x{} kernel (dilation [{}, {}]) does not fit the padded {}x{} input", g.kernel_height,
+    fail(ctx, op_name::conv2d_kernel, "the {}x{} kernel (dilation [{}, {}]) does not fit the padded {}x{} input", g.kernel_height,
          g.kernel_width, g.dilation_height, g.dilation_width, g.in_height + 2 * g.padding_height,
          g.in_width + 2 * g.padding_width);
     return nullptr;
   }
   g.out_height = out_height, g.out_width = out_width;
   const int64_t expected[4] = {int64_t(g.batch), int64_t(g.out_channels), out_height, out_width};
-  if (!check_dtype(ctx, kConv2d, "out", out, DType::Int8) || !check_output_sizes(ctx, kConv2d, out, expected, 4) ||
-      !check_channels_last(ctx, kConv2d, "out", out))
+  if (!check_dtype(ctx, op_name::conv2d_kernel, "out", out, DType::Int8) || !check_output_sizes(ctx, op_name::conv2d_kernel, out, expected, 4) ||
+      !check_channels_last(ctx, op_name::conv2d_kernel, "out", out))
     return nullptr;
-  if (!check_convolution_memory(ctx, kConv2d, g)) return nullptr;
+  if (!check_convolution_memory(ctx, op_name::conv2d_kernel, g)) return nullptr;
   state->weights = xnnpack_weight_layout(weight);
   state->weight_scales = std::move(*scales);
   state->bias = std::move(*quantized);

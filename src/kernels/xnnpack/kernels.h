@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "et_ops/kernels/xnnpack_operators.h"
 #include "convolution.h"
 #include "onednn_convolution.h"
 #include "engine.h"

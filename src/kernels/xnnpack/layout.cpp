@@ -6,16 +6,14 @@
 namespace et_ops::kernels::xnnpack {
 namespace {
 
-constexpr const char* kConvertLayout = "et_xnnpack::convert_layout.out";
-
 bool check_layout_tensors(KernelContext& ctx, TensorRef self, TensorRef out) {
   using namespace detail;
   if (out.dtype() != self.dtype())
-    return fail(ctx, kConvertLayout, "out must have self's dtype {}, got {}", dtype_name(self.dtype()), dtype_name(out.dtype()));
+    return fail(ctx, op_name::convert_layout_kernel, "out must have self's dtype {}, got {}", dtype_name(self.dtype()), dtype_name(out.dtype()));
   if (!self.same_shape(out))
-    return fail(ctx, kConvertLayout, "out has sizes {}, but self has {}", shape_string(out), shape_string(self));
+    return fail(ctx, op_name::convert_layout_kernel, "out has sizes {}, but self has {}", shape_string(out), shape_string(self));
   if (!kernels::detail::is_dense(self) || !kernels::detail::is_dense(out))
-    return fail(ctx, kConvertLayout, "self and out must be dense layouts, got strides {} and {}",
+    return fail(ctx, op_name::convert_layout_kernel, "self and out must be dense layouts, got strides {} and {}",
                 kernels::detail::list_string(self.strides(), self.dim()),
                 kernels::detail::list_string(out.strides(), out.dim()));
   return true;
@@ -66,11 +64,11 @@ std::unique_ptr<LayoutState> convert_layout_prepare(KernelContext& ctx, TensorRe
 
 bool convert_layout_run(KernelContext& ctx, const LayoutState& state, const RunEnvironment&, TensorRef self,
                         TensorRef out) {
-  if (!detail::check_tensor(ctx, kConvertLayout, "self", self) || !detail::check_tensor(ctx, kConvertLayout, "out", out) ||
+  if (!detail::check_tensor(ctx, op_name::convert_layout_kernel, "self", self) || !detail::check_tensor(ctx, op_name::convert_layout_kernel, "out", out) ||
       !check_layout_tensors(ctx, self, out))
     return false;
   if (self.numel() != state.numel)
-    return detail::fail(ctx, kConvertLayout, "self is not the tensor the kernel was prepared for");
+    return detail::fail(ctx, op_name::convert_layout_kernel, "self is not the tensor the kernel was prepared for");
   copy_strided(self, out);
   return true;
 }

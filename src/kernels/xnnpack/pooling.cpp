@@ -9,9 +9,6 @@
 namespace et_ops::kernels::xnnpack {
 namespace {
 
-constexpr const char* kAveragePool = "et_xnnpack::adaptive_avg_pool2d.out";
-constexpr const char* kMaxPool = "et_xnnpack::max_pool2d.out";
-
 bool check_run_tensors(KernelContext& ctx, const char* op, const PoolingState& s, TensorRef self, TensorRef out) {
   if (self.numel() == s.input_numel && out.numel() == s.output_numel && self.data() != nullptr && out.data() != nullptr)
     return true;
@@ -22,10 +19,10 @@ bool check_run_tensors(KernelContext& ctx, const char* op, const PoolingState& s
 // kernel_size, stride, padding and dilation: 1 or 2 values each, at least `min`.
 bool window_pair(KernelContext& ctx, const char* name, IntList list, int64_t min, uint32_t& first, uint32_t& second) {
   if (list.size() != 1 && list.size() != 2)
-    return detail::fail(ctx, kMaxPool, "{} must have 1 or 2 values, got {}", name, list.size());
+    return detail::fail(ctx, op_name::max_pool2d_kernel, "{} must have 1 or 2 values, got {}", name, list.size());
   const int64_t a = list[0], b = list[list.size() - 1];
   if (a < min || b < min || a > 1 << 16 || b > 1 << 16)
-    return detail::fail(ctx, kMaxPool, "{} must be at least {} (and at most 2^16), got [{}, {}]", name, min, a, b);
+    return detail::fail(ctx, op_name::max_pool2d_kernel, "{} must be at least {} (and at most 2^16), got [{}, {}]", name, min, a, b);
   first = static_cast<uint32_t>(a), second = static_cast<uint32_t>(b);
   return true;
 }
@@ -50,23 +47,23 @@ std::unique_ptr<PoolingState> adaptive_avg_pool2d_prepare(KernelContext& ctx, Te
                                                           double output_scale, int64_t output_zero_point,
                                                           int64_t output_min, int64_t output_max, TensorRef out) {
   using namespace detail;
-  if (!initialize(ctx, kAveragePool) || !check_activation(ctx, kAveragePool, "self", self, 4) ||
-      !check_channels_last(ctx, kAveragePool, "self", self))
+  if (!initialize(ctx, op_name::adaptive_avg_pool2d_kernel) || !check_activation(ctx, op_name::adaptive_avg_pool2d_kernel, "self", self, 4) ||
+      !check_channels_last(ctx, op_name::adaptive_avg_pool2d_kernel, "self", self))
     return nullptr;
   if (output_size.size() != 2 || output_size[0] != 1 || output_size[1] != 1) {
-    fail(ctx, kAveragePool, "output_size must be [1, 1] (global average pooling), got {}",
+    fail(ctx, op_name::adaptive_avg_pool2d_kernel, "output_size must be [1, 1] (global average pooling), got {}",
          kernels::detail::list_string(output_size.data(), output_size.size()));
     return nullptr;
   }
   const int64_t expected[4] = {self.size(0), self.size(1), 1, 1};
-  if (!check_dtype(ctx, kAveragePool, "out", out, DType::Int8) || !check_output_sizes(ctx, kAveragePool, out, expected, 4))
+  if (!check_dtype(ctx, op_name::adaptive_avg_pool2d_kernel, "out", out, DType::Int8) || !check_output_sizes(ctx, op_name::adaptive_avg_pool2d_kernel, out, expected, 4))
     return nullptr;
-  const auto in = quant_params(ctx, kAveragePool, "self", self_scale, self_zero_point);
-  const auto o = in ? output_params(ctx, kAveragePool, output_scale, output_zero_point, output_min, output_max) : std::nullopt;
+  const auto in = quant_params(ctx, op_name::adaptive_avg_pool2d_kernel, "self", self_scale, self_zero_point);
+  const auto o = in ? output_params(ctx, op_name::adaptive_avg_pool2d_kernel, output_scale, output_zero_point, output_min, output_max) : std::nullopt;
   if (!o) return nullptr;
   const float ratio = in->scale / (o->q.scale * float(self.size(2) * self.size(3)));
   if (!(ratio >= 0x1.0p-32f && ratio < 256.0f)) {
-    fail(ctx, kAveragePool, "self_scale / (output_scale * {} pixels) = {} is outside the range XNNPACK requantizes",
+    fail(ctx, op_name::adaptive_avg_pool2d_kernel, "self_scale / (output_scale * {} pixels) = {} is outside the range XNNPACK requantizes",
          self.size(2) * self.size(3), ratio);
     return nullptr;
   }
@@ -85,7 +82,7 @@ std::unique_ptr<PoolingState> adaptive_avg_pool2d_prepare(KernelContext& ctx, Te
 std::unique_ptr<detail::RunStateOperator> adaptive_avg_pool2d_instantiate(KernelContext& ctx, const PoolingState& s,
                                                                           TensorRef, double, int64_t, IntList, double,
                                                                           int64_t, int64_t, int64_t, TensorRef) {
-  return detail::create_operator(ctx, kAveragePool, "xnn_create_global_average_pooling_nwc_qs8", [&](xnn_operator_t* made) {
+  return detail::create_operator(ctx, op_name::adaptive_avg_pool2d_kernel, "xnn_create_global_average_pooling_nwc_qs8", [&](xnn_operator_t* made) {
     return xnn_create_global_average_pooling_nwc_qs8(s.channels, s.channels, s.channels, s.input.zero_point,
                                                      s.input.scale, s.output.q.zero_point, s.output.q.scale,
                                                      s.output.min, s.output.max, 0, made);
@@ -95,8 +92,8 @@ std::unique_ptr<detail::RunStateOperator> adaptive_avg_pool2d_instantiate(Kernel
 bool adaptive_avg_pool2d_run(KernelContext& ctx, const PoolingState& s, detail::RunStateOperator& instance,
                              const RunEnvironment& env, TensorRef self, double, int64_t, IntList, double, int64_t,
                              int64_t, int64_t, TensorRef out) {
-  if (!check_run_tensors(ctx, kAveragePool, s, self, out)) return false;
-  return instance.run(ctx, kAveragePool, env, self.data(), nullptr, out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
+  if (!check_run_tensors(ctx, op_name::adaptive_avg_pool2d_kernel, s, self, out)) return false;
+  return instance.run(ctx, op_name::adaptive_avg_pool2d_kernel, env, self.data(), nullptr, out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
     return xnn_setup_global_average_pooling_nwc_qs8(op, s.batch, s.height * s.width, self.data_as<const int8_t>(),
                                                     out.data_as<int8_t>(), pool);
   });
@@ -106,8 +103,8 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
                                                  IntList stride, IntList padding, IntList dilation, bool ceil_mode,
                                                  TensorRef out) {
   using namespace detail;
-  if (!initialize(ctx, kMaxPool) || !check_activation(ctx, kMaxPool, "self", self, 4) ||
-      !check_channels_last(ctx, kMaxPool, "self", self))
+  if (!initialize(ctx, op_name::max_pool2d_kernel) || !check_activation(ctx, op_name::max_pool2d_kernel, "self", self, 4) ||
+      !check_channels_last(ctx, op_name::max_pool2d_kernel, "self", self))
     return nullptr;
   auto state = std::make_unique<PoolingState>();
   PoolingState& s = *state;
@@ -118,11 +115,11 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
       !window_pair(ctx, "dilation", dilation, 1, s.dilation_height, s.dilation_width))
     return nullptr;
   if (ceil_mode) {
-    fail(ctx, kMaxPool, "ceil_mode must be false (XNNPACK pools with floor rounding)");
+    fail(ctx, op_name::max_pool2d_kernel, "ceil_mode must be false (XNNPACK pools with floor rounding)");
     return nullptr;
   }
   if (2 * s.padding_height > s.kernel_height || 2 * s.padding_width > s.kernel_width) {
-    fail(ctx, kMaxPool, "padding [{}, {}] must be at most half of kernel_size [{}, {}]", s.padding_height,
+    fail(ctx, op_name::max_pool2d_kernel, "padding [{}, {}] must be at most half of kernel_size [{}, {}]", s.padding_height,
          s.padding_width, s.kernel_height, s.kernel_width);
     return nullptr;
   }
@@ -138,13 +135,13 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
                                extent(self.size(2), s.kernel_height, s.stride_height, s.padding_height, s.dilation_height),
                                extent(self.size(3), s.kernel_width, s.stride_width, s.padding_width, s.dilation_width)};
   if (expected[2] <= 0 || expected[3] <= 0) {
-    fail(ctx, kMaxPool, "the pooling window does not fit self {}", shape_string(self));
+    fail(ctx, op_name::max_pool2d_kernel, "the pooling window does not fit self {}", shape_string(self));
     return nullptr;
   }
-  if (!check_dtype(ctx, kMaxPool, "out", out, DType::Int8) || !check_output_sizes(ctx, kMaxPool, out, expected, 4) ||
-      !check_channels_last(ctx, kMaxPool, "out", out))
+  if (!check_dtype(ctx, op_name::max_pool2d_kernel, "out", out, DType::Int8) || !check_output_sizes(ctx, op_name::max_pool2d_kernel, out, expected, 4) ||
+      !check_channels_last(ctx, op_name::max_pool2d_kernel, "out", out))
     return nullptr;
-  if (!is_subsample(s) && !check_max_pooling_memory(ctx, kMaxPool, s, expected[2], expected[3])) return nullptr;
+  if (!is_subsample(s) && !check_max_pooling_memory(ctx, op_name::max_pool2d_kernel, s, expected[2], expected[3])) return nullptr;
   s.input_numel = self.numel();
   s.output_numel = out.numel();
   return state;
@@ -153,7 +150,7 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
 std::unique_ptr<detail::RunStateOperator> max_pool2d_instantiate(KernelContext& ctx, const PoolingState& s, TensorRef,
                                                                  IntList, IntList, IntList, IntList, bool, TensorRef) {
   if (is_subsample(s)) return std::make_unique<detail::RunStateOperator>(nullptr);
-  return detail::create_operator(ctx, kMaxPool, "xnn_create_max_pooling2d_nhwc_s8", [&](xnn_operator_t* made) {
+  return detail::create_operator(ctx, op_name::max_pool2d_kernel, "xnn_create_max_pooling2d_nhwc_s8", [&](xnn_operator_t* made) {
     return xnn_create_max_pooling2d_nhwc_s8(s.padding_height, s.padding_width, s.padding_height, s.padding_width,
                                             s.kernel_height, s.kernel_width, s.stride_height, s.stride_width,
                                             s.dilation_height, s.dilation_width, s.channels, s.channels, s.channels,
@@ -163,12 +160,12 @@ std::unique_ptr<detail::RunStateOperator> max_pool2d_instantiate(KernelContext& 
 
 bool max_pool2d_run(KernelContext& ctx, const PoolingState& s, detail::RunStateOperator& instance,
                     const RunEnvironment& env, TensorRef self, IntList, IntList, IntList, IntList, bool, TensorRef out) {
-  if (!check_run_tensors(ctx, kMaxPool, s, self, out)) return false;
+  if (!check_run_tensors(ctx, op_name::max_pool2d_kernel, s, self, out)) return false;
   if (is_subsample(s)) {
     subsample(s, self.data_as<const int8_t>(), out.data_as<int8_t>());
     return true;
   }
-  return instance.run(ctx, kMaxPool, env, self.data(), nullptr, out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
+  return instance.run(ctx, op_name::max_pool2d_kernel, env, self.data(), nullptr, out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
     return xnn_setup_max_pooling2d_nhwc_s8(op, s.batch, s.height, s.width, self.data_as<const int8_t>(),
                                            out.data_as<int8_t>(), pool);
   });

@@ -1,0 +1,81 @@
+"""A selective build of the kernel libraries for the MLP example (examples/qmlp).
+
+Configures a build directory of its own with -Dselected_programs=qmlp.etp,
+builds the kernel libraries and et-ops only, and checks that:
+- et-ops runs the example to its reference output;
+- a program needing an operator the selection left out fails to load with
+  a message saying it was left out of this build and how to add it;
+- the stripped kernel libraries are at most a fifth of the full build's;
+- the unselected kernels' entry points are neither declared nor exported.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+ROOT = os.environ["ET_OPS_SOURCE_ROOT"]
+FULL = os.environ["ET_OPS_BUILD_ROOT"]
+BUILD = os.path.join(FULL, "selective-qmlp")
+MESON = os.environ.get("ET_OPS_MESON", "meson")
+SETS = ("portable", "quantized", "xnnpack")
+
+
+def stripped_size(path):
+    with tempfile.TemporaryDirectory() as directory:
+        copy = os.path.join(directory, "lib.so")
+        subprocess.run(["strip", "-o", copy, path], check=True)
+        return os.path.getsize(copy)
+
+
+def library(build, name):
+    return os.path.join(build, "src", "kernels", f"libet_kernels_{name}.so")
+
+
+class SelectiveBuild(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(os.path.join(BUILD, "build.ninja")):
+            subprocess.run([MESON, "setup", BUILD, ROOT, "-Dselected_programs=examples/qmlp/qmlp.etp",
+                            "-Dtests=false", "-Dbenchmarks=false", "-Dpython=false", "-Dwerror=true",
+                            f"-Dpython_interpreter={sys.executable}"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["ninja", "-C", BUILD, "tools/et-ops"], check=True, stdout=subprocess.DEVNULL)
+        cls.tool = os.path.join(BUILD, "tools", "et-ops")
+
+    def test_runs_the_example(self):
+        example = os.path.join(ROOT, "examples", "qmlp")
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run([self.tool, "run", os.path.join(example, "qmlp.etp"), "--input",
+                            os.path.join(example, "qmlp_input_0.npy"), "--output-dir", out], check=True,
+                           stdout=subprocess.DEVNULL)
+            np.testing.assert_array_equal(np.load(os.path.join(out, "output_0.npy")),
+                                          np.load(os.path.join(example, "qmlp_reference.npy")))
+
+    def test_a_left_out_operator_is_named(self):
+        result = subprocess.run([self.tool, "doctor", os.path.join(ROOT, "examples", "qcnn", "qcnn.etp")],
+                                capture_output=True, text=True)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("aten::convolution.out  (left out of this build of component kernels_portable", result.stdout)
+        self.assertIn("-Dselected_operators", result.stdout)
+
+    def test_a_fifth_of_the_size(self):
+        full = sum(stripped_size(library(FULL, name)) for name in SETS)
+        selected = sum(stripped_size(library(BUILD, name)) for name in SETS)
+        print(f"kernel libraries, stripped: all operators {full} bytes, the MLP's {selected} bytes", file=sys.stderr)
+        self.assertLessEqual(selected * 5, full)
+
+    def test_unselected_kernels_are_not_exported(self):
+        symbols = subprocess.run(["nm", "-D", "--defined-only", "-C", library(BUILD, "portable")],
+                                 capture_output=True, text=True, check=True).stdout
+        self.assertIn("et_ops::kernels::portable::relu_out", symbols)
+        self.assertNotIn("et_ops::kernels::portable::convolution_out", symbols)
+        with open(os.path.join(BUILD, "include", "et_ops", "kernels", "portable_operators.h")) as f:
+            header = f.read()
+        self.assertIn("bool linear_out(", header)
+        self.assertNotIn("bool convolution_out(", header)
+
+
+if __name__ == "__main__":
+    unittest.main()
