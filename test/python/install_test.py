@@ -30,6 +30,8 @@ def python_modules(directory):
 
 
 PYTHON_MODULES = python_modules(harness.source_path("python", "et_ops"))
+# Modules the build writes: the SDK's layout, and the dtype and operator tables.
+GENERATED_MODULES = ["_sdk_layout.py", "_dtypes.py", "_operators.py"]
 
 
 def installed_package_dir():
@@ -60,7 +62,7 @@ class InstalledPackageTest(unittest.TestCase):
 
     def test_installed_package_holds_every_module_and_the_extension(self):
         files = os.listdir(self.package_dir)
-        self.assertEqual(python_modules(self.package_dir), sorted(PYTHON_MODULES + ["_sdk_layout.py"]))
+        self.assertEqual(python_modules(self.package_dir), sorted(PYTHON_MODULES + GENERATED_MODULES))
         self.assertEqual(len([f for f in files if f.startswith("_et_ops.") and f.endswith(".so")]), 1)
 
     def test_installed_package_runs_with_the_installed_libraries(self):

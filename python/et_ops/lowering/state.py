@@ -13,14 +13,12 @@ reported.
 
 import torch
 
+from .elementwise import COPY  # the out variants index_put_, index_copy_ and copy_ lower to
+from .shapes import INDEX_COPY, INDEX_PUT
 from .values import TensorValue, etp_dtype, shape_of
 
 aten = torch.ops.aten
 
-# In-place operator -> the out variant that writes state.
-INDEX_PUT = "aten::index_put.out"
-INDEX_COPY = "aten::index_copy.out"
-COPY = "aten::copy.out"
 WRITERS = "index_put_ (index assignment), index_copy_ and copy_"  # how messages name them
 
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "checks.h"
+#include "per_token.h"
 #include "et_ops/kernels/quantized.h"
 
 namespace et_ops::kernels::quantized {
@@ -177,8 +178,8 @@ bool choose_qparams_tensor_out(KernelContext& ctx, TensorRef input, int64_t quan
   return true;
 }
 
-bool choose_qparams_per_token_asymmetric_out(KernelContext& ctx, TensorRef input, DType /*dtype: unused, as in ET*/,
-                                             TensorRef scale_out, TensorRef zero_point_out) {
+bool detail::choose_qparams_per_token(KernelContext& ctx, TensorRef input, TensorRef scale_out,
+                                      TensorRef zero_point_out) {
   if (!check_per_token_args(ctx, input, scale_out, zero_point_out)) return false;
   const int64_t tokens = input.numel() / input.size(input.dim() - 1);
   for (int64_t token = 0; token < tokens; ++token) {
@@ -190,6 +191,11 @@ bool choose_qparams_per_token_asymmetric_out(KernelContext& ctx, TensorRef input
     zero_point_out.data_as<int64_t>()[row_offset(zero_point_out, token)] = params.zero_point;
   }
   return true;
+}
+
+bool choose_qparams_per_token_asymmetric_out(KernelContext& ctx, TensorRef input, DType /*dtype: unused, as in ET*/,
+                                             TensorRef scale_out, TensorRef zero_point_out) {
+  return detail::choose_qparams_per_token(ctx, input, scale_out, zero_point_out);
 }
 
 }  // namespace et_ops::kernels::quantized

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "checks.h"
+#include "per_token.h"
 #include "et_ops/kernels/quantized.h"
 #include "vector_kernels.h"
 
@@ -134,8 +135,8 @@ std::optional<Activations> quantize_activations(KernelContext& ctx, TensorRef in
   const Tensor scale_out(DType::Float64, a.scales.data(), {shape.tokens, 1});
   const Tensor zp_out(DType::Int64, zero_points.data(), {shape.tokens, 1});
   const Tensor q_out(DType::Int8, q.data(), {shape.tokens, shape.in});
-  if (!choose_qparams_per_token_asymmetric_out(ctx, rows.ref(), DType::Int8, scale_out.ref(), zp_out.ref()) ||
-      !quantize_per_token_out(ctx, rows.ref(), scale_out.ref(), zp_out.ref(), -128, 127, DType::Int8, q_out.ref()))
+  if (!detail::choose_qparams_per_token(ctx, rows.ref(), scale_out.ref(), zp_out.ref()) ||
+      !detail::quantize_per_token(ctx, rows.ref(), scale_out.ref(), zp_out.ref(), -128, 127, DType::Int8, q_out.ref()))
     return std::nullopt;
   for (std::size_t t = 0; t < tokens; ++t)
     for (std::size_t k = 0; k < static_cast<std::size_t>(shape.in); ++k) {

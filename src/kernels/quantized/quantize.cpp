@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "checks.h"
+#include "per_token.h"
 #include "et_ops/kernels/quantized.h"
 #include "vector_kernels.h"
 
@@ -255,8 +256,8 @@ bool quantize_per_channel_out(KernelContext& ctx, TensorRef input, TensorRef sca
   return ctx.ok();
 }
 
-bool quantize_per_token_out(KernelContext& ctx, TensorRef input, TensorRef scales, TensorRef zero_points,
-                            int64_t quant_min, int64_t quant_max, DType dtype, TensorRef out) {
+bool detail::quantize_per_token(KernelContext& ctx, TensorRef input, TensorRef scales, TensorRef zero_points,
+                                int64_t quant_min, int64_t quant_max, DType dtype, TensorRef out) {
   const char* op = op_name::quantize_per_token_out;
   if (!check_tensor(ctx, op, "input", input) || !check_tensor(ctx, op, "scales", scales) ||
       !check_tensor(ctx, op, "zero_points", zero_points) || !check_tensor(ctx, op, "out", out))
@@ -277,6 +278,11 @@ bool quantize_per_token_out(KernelContext& ctx, TensorRef input, TensorRef scale
         input, scales, zero_points, quant_min, quant_max, dtype, out);
   });
   return ctx.ok();
+}
+
+bool quantize_per_token_out(KernelContext& ctx, TensorRef input, TensorRef scales, TensorRef zero_points,
+                            int64_t quant_min, int64_t quant_max, DType dtype, TensorRef out) {
+  return detail::quantize_per_token(ctx, input, scales, zero_points, quant_min, quant_max, dtype, out);
 }
 
 }  // namespace et_ops::kernels::quantized
