@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "et_ops/fingerprint.h"
 #include "et_ops/kernel_library.h"
 #include "et_ops/value.h"
 

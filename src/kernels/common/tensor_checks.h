@@ -20,11 +20,18 @@
 
 namespace et_ops::kernels::detail {
 
+// The formatting every failure shares, out of line: a call site only packs
+// its arguments (kernels report from hundreds of places).
+[[gnu::noinline]] inline bool vfail(KernelContext& ctx, const char* op, fmt::string_view format,
+                                    fmt::format_args args) {
+  ctx.fail(fmt::format("{}: {}", op, fmt::vformat(format, args)));
+  return false;
+}
+
 // Reports fmt-formatted text, prefixed with the operator name.
 template <typename... Args>
 bool fail(KernelContext& ctx, const char* op, fmt::format_string<Args...> format, Args&&... args) {
-  ctx.fail(fmt::format("{}: {}", op, fmt::format(format, std::forward<Args>(args)...)));
-  return false;
+  return vfail(ctx, op, format, fmt::make_format_args(args...));
 }
 
 inline std::string list_string(const int64_t* values, int64_t count) {

@@ -20,9 +20,9 @@ namespace {
 using simd::Unary;
 using simd::UnaryParams;
 
-template <typename T>
-void run_vectorised(Unary op, TensorRef self, TensorRef out, const UnaryParams& params) {
-  detail::map_contiguous<T>(self, out, [&](const T* in, T* o, std::size_t n) { simd::apply(op, in, o, n, params); });
+template <Unary op, typename T>
+void run_vectorised(TensorRef self, TensorRef out, const UnaryParams& params) {
+  detail::map_contiguous<T>(self, out, [&](const T* in, T* o, std::size_t n) { simd::apply<op>(in, o, n, params); });
 }
 
 // clamp on integers: the same rule as the vectorised Clamp.
@@ -51,7 +51,7 @@ void run_clamp(TensorRef self, TensorRef out, std::optional<T> lo, std::optional
       });
       return;
     }
-    run_vectorised<T>(Unary::Clamp, self, out, UnaryParams{0.0, lo.value_or(T(0)), hi.value_or(T(0)),
+    run_vectorised<Unary::Clamp, T>(self, out, UnaryParams{0.0, lo.value_or(T(0)), hi.value_or(T(0)),
                                                            lo.has_value(), hi.has_value()});
   } else {
     run_integer_clamp<T>(self, out, lo, hi);
@@ -70,11 +70,12 @@ bool bound_to(KernelContext& ctx, const char* op, const char* name, std::optiona
 }
 
 // The kernels defined by one vectorised loop of floating point elements.
-bool floating_activation(KernelContext& ctx, const char* op, Unary unary, TensorRef self, TensorRef out,
+template <Unary unary>
+bool floating_activation(KernelContext& ctx, const char* op, TensorRef self, TensorRef out,
                          const UnaryParams& params = {}) {
   if (!detail::check_unary(ctx, op, self, out, detail::check_floating_dtype)) return false;
   detail::dispatch_floating(self.dtype(),
-                            [&](auto tag) { run_vectorised<typename decltype(tag)::type>(unary, self, out, params); });
+                            [&](auto tag) { run_vectorised<unary, typename decltype(tag)::type>(self, out, params); });
   return ctx.ok();
 }
 
@@ -134,37 +135,37 @@ bool leaky_relu_out(KernelContext& ctx, TensorRef self, Scalar negative_slope, T
     using T = typename decltype(tag)::type;
     T slope{};
     if (detail::scalar_to(ctx, op, "negative_slope", negative_slope, slope))
-      run_vectorised<T>(Unary::LeakyRelu, self, out, UnaryParams{slope});
+      run_vectorised<Unary::LeakyRelu, T>(self, out, UnaryParams{slope});
   });
   return ctx.ok();
 }
 
 bool hardswish_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, op_name::hardswish_out, Unary::Hardswish, self, out);
+  return floating_activation<Unary::Hardswish>(ctx, op_name::hardswish_out, self, out);
 }
 
 bool hardsigmoid_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, op_name::hardsigmoid_out, Unary::Hardsigmoid, self, out);
+  return floating_activation<Unary::Hardsigmoid>(ctx, op_name::hardsigmoid_out, self, out);
 }
 
 bool sigmoid_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, op_name::sigmoid_out, Unary::Sigmoid, self, out);
+  return floating_activation<Unary::Sigmoid>(ctx, op_name::sigmoid_out, self, out);
 }
 
 bool tanh_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, op_name::tanh_out, Unary::Tanh, self, out);
+  return floating_activation<Unary::Tanh>(ctx, op_name::tanh_out, self, out);
 }
 
 // approximate is "none" (the erf form) or "tanh", as in PyTorch.
 bool gelu_out(KernelContext& ctx, TensorRef self, std::string_view approximate, TensorRef out) {
   const char* op = op_name::gelu_out;
-  if (approximate == "none") return floating_activation(ctx, op, Unary::Gelu, self, out);
-  if (approximate == "tanh") return floating_activation(ctx, op, Unary::GeluTanh, self, out);
+  if (approximate == "none") return floating_activation<Unary::Gelu>(ctx, op, self, out);
+  if (approximate == "tanh") return floating_activation<Unary::GeluTanh>(ctx, op, self, out);
   return detail::fail(ctx, op, "approximate = '{}' is not supported; expected 'none' or 'tanh'", approximate);
 }
 
 bool silu_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_activation(ctx, op_name::silu_out, Unary::Silu, self, out);
+  return floating_activation<Unary::Silu>(ctx, op_name::silu_out, self, out);
 }
 
 }  // namespace et_ops::kernels::portable

@@ -50,80 +50,87 @@ HWY_INLINE V ReluSixOfXPlusThree(D d, V x) {
   return hn::IfThenElse(hn::Lt(six, t), six, t);
 }
 
-template <typename T>
-void ApplyTyped(Unary op, const T* in, T* out, std::size_t n, const UnaryParams& params) {
+// e^x in binary64 lanes (the callers round it once to their element type).
+struct ExpOf {
+  template <class DD, class V>
+  HWY_INLINE V operator()(DD dd, V v) const { return Exp(dd, v); }
+};
+
+template <Unary op, typename T>
+void ApplyTyped(const T* in, T* out, std::size_t n, const UnaryParams& params) {
   // Lanes computed in binary64 come as many per vector as a binary64 vector holds.
   const hn::Rebind<T, hn::ScalableTag<double>> d_wide;
   const hn::ScalableTag<T> d;
-  const auto exp = [](auto dd, auto v) { return Exp(dd, v); };
-  switch (op) {
-    case Unary::Exp:
-      return MapLanes(d_wide, in, out, n, [&](auto dt, auto x) { return InBinary64(dt, x, exp); });
-    case Unary::Sigmoid:
-      return MapLanes(d_wide, in, out, n, [&](auto dt, auto x) {
-        const auto one = hn::Set(dt, T(1));
-        return hn::Div(one, hn::Add(one, InBinary64(dt, hn::Neg(x), exp)));
-      });
-    case Unary::Tanh:
-      return MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
-        return InBinary64(dt, x, [](auto dd, auto v) { return Tanh(dd, v); });
-      });
-    case Unary::Hardswish:
-      return MapLanes(d, in, out, n, [](auto dt, auto x) {
-        return hn::Div(hn::Mul(x, ReluSixOfXPlusThree(dt, x)), hn::Set(dt, T(6)));
-      });
-    case Unary::Hardsigmoid:
-      return MapLanes(d, in, out, n,
-                      [](auto dt, auto x) { return hn::Div(ReluSixOfXPlusThree(dt, x), hn::Set(dt, T(6))); });
-    case Unary::LeakyRelu: {
-      const auto slope = static_cast<T>(params.slope);
-      return MapLanes(d, in, out, n, [slope](auto dt, auto x) {
-        return hn::IfThenElse(hn::Gt(x, hn::Zero(dt)), x, hn::Mul(x, hn::Set(dt, slope)));
-      });
-    }
-    case Unary::Sqrt: return MapLanes(d, in, out, n, [](auto, auto x) { return hn::Sqrt(x); });
-    case Unary::Rsqrt:
-      return MapLanes(d, in, out, n, [](auto dt, auto x) { return hn::Div(hn::Set(dt, T(1)), hn::Sqrt(x)); });
-    case Unary::Silu:
-      return MapLanes(d_wide, in, out, n, [&](auto dt, auto x) {
-        return hn::Div(x, hn::Add(hn::Set(dt, T(1)), InBinary64(dt, hn::Neg(x), exp)));
-      });
-    case Unary::Gelu:
-      // PyTorch's formula and constants, in the element type but for erf.
-      return MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
-        const auto erf = InBinary64(dt, hn::Mul(x, hn::Set(dt, static_cast<T>(0.70710678118654752440))),
-                                    [](auto dd, auto v) { return Erf(dd, v); });
-        return hn::Mul(hn::Mul(x, hn::Set(dt, T(0.5))), hn::Add(hn::Set(dt, T(1)), erf));
-      });
-    case Unary::GeluTanh:
-      return MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
-        const auto beta = hn::Set(dt, static_cast<T>(1.41421356237309504880 * 1.12837916709551257390 * 0.5));
-        const auto cube = hn::Mul(hn::Mul(x, x), x);
-        const auto inner = hn::Mul(beta, hn::Add(x, hn::Mul(hn::Set(dt, static_cast<T>(0.044715)), cube)));
-        const auto tanh = InBinary64(dt, inner, [](auto dd, auto v) { return Tanh(dd, v); });
-        return hn::Mul(hn::Mul(hn::Set(dt, T(0.5)), x), hn::Add(hn::Set(dt, T(1)), tanh));
-      });
-    case Unary::Clamp: {
-      const auto lo = static_cast<T>(params.lo);
-      const auto hi = static_cast<T>(params.hi);
-      const bool has_lo = params.has_lo;
-      const bool has_hi = params.has_hi;
-      return MapLanes(d, in, out, n, [=](auto dt, auto x) {
-        if (has_lo) x = hn::IfThenElse(hn::Lt(x, hn::Set(dt, lo)), hn::Set(dt, lo), x);
-        if (has_hi) x = hn::IfThenElse(hn::Lt(hn::Set(dt, hi), x), hn::Set(dt, hi), x);
-        return x;
-      });
-    }
+  if constexpr (op == Unary::Exp) {
+    MapLanes(d_wide, in, out, n, [](auto dt, auto x) { return InBinary64(dt, x, ExpOf()); });
+  } else if constexpr (op == Unary::Sigmoid) {
+    MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
+      const auto one = hn::Set(dt, T(1));
+      return hn::Div(one, hn::Add(one, InBinary64(dt, hn::Neg(x), ExpOf())));
+    });
+  } else if constexpr (op == Unary::Tanh) {
+    MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
+      return InBinary64(dt, x, [](auto dd, auto v) { return Tanh(dd, v); });
+    });
+  } else if constexpr (op == Unary::Hardswish) {
+    MapLanes(d, in, out, n, [](auto dt, auto x) {
+      return hn::Div(hn::Mul(x, ReluSixOfXPlusThree(dt, x)), hn::Set(dt, T(6)));
+    });
+  } else if constexpr (op == Unary::Hardsigmoid) {
+    MapLanes(d, in, out, n, [](auto dt, auto x) { return hn::Div(ReluSixOfXPlusThree(dt, x), hn::Set(dt, T(6))); });
+  } else if constexpr (op == Unary::LeakyRelu) {
+    const auto slope = static_cast<T>(params.slope);
+    MapLanes(d, in, out, n, [slope](auto dt, auto x) {
+      return hn::IfThenElse(hn::Gt(x, hn::Zero(dt)), x, hn::Mul(x, hn::Set(dt, slope)));
+    });
+  } else if constexpr (op == Unary::Clamp) {
+    const auto lo = static_cast<T>(params.lo);
+    const auto hi = static_cast<T>(params.hi);
+    const bool has_lo = params.has_lo;
+    const bool has_hi = params.has_hi;
+    MapLanes(d, in, out, n, [=](auto dt, auto x) {
+      if (has_lo) x = hn::IfThenElse(hn::Lt(x, hn::Set(dt, lo)), hn::Set(dt, lo), x);
+      if (has_hi) x = hn::IfThenElse(hn::Lt(hn::Set(dt, hi), x), hn::Set(dt, hi), x);
+      return x;
+    });
+  } else if constexpr (op == Unary::Sqrt) {
+    MapLanes(d, in, out, n, [](auto, auto x) { return hn::Sqrt(x); });
+  } else if constexpr (op == Unary::Rsqrt) {
+    MapLanes(d, in, out, n, [](auto dt, auto x) { return hn::Div(hn::Set(dt, T(1)), hn::Sqrt(x)); });
+  } else if constexpr (op == Unary::Silu) {
+    MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
+      return hn::Div(x, hn::Add(hn::Set(dt, T(1)), InBinary64(dt, hn::Neg(x), ExpOf())));
+    });
+  } else if constexpr (op == Unary::Gelu) {
+    // PyTorch's formula and constants, in the element type but for erf.
+    MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
+      const auto erf = InBinary64(dt, hn::Mul(x, hn::Set(dt, static_cast<T>(0.70710678118654752440))),
+                                  [](auto dd, auto v) { return Erf(dd, v); });
+      return hn::Mul(hn::Mul(x, hn::Set(dt, T(0.5))), hn::Add(hn::Set(dt, T(1)), erf));
+    });
+  } else {
+    static_assert(op == Unary::GeluTanh, "every Unary has its loop");
+    MapLanes(d_wide, in, out, n, [](auto dt, auto x) {
+      const auto beta = hn::Set(dt, static_cast<T>(1.41421356237309504880 * 1.12837916709551257390 * 0.5));
+      const auto cube = hn::Mul(hn::Mul(x, x), x);
+      const auto inner = hn::Mul(beta, hn::Add(x, hn::Mul(hn::Set(dt, static_cast<T>(0.044715)), cube)));
+      const auto tanh = InBinary64(dt, inner, [](auto dd, auto v) { return Tanh(dd, v); });
+      return hn::Mul(hn::Mul(hn::Set(dt, T(0.5)), x), hn::Add(hn::Set(dt, T(1)), tanh));
+    });
   }
+  (void)d, (void)d_wide, (void)params;
 }
 
-void ApplyF32(Unary op, const float* in, float* out, std::size_t n, const UnaryParams& params) {
-  ApplyTyped(op, in, out, n, params);
-}
-
-void ApplyF64(Unary op, const double* in, double* out, std::size_t n, const UnaryParams& params) {
-  ApplyTyped(op, in, out, n, params);
-}
+// NameF32 and NameF64: the loops of one Unary, exported for dispatch.
+#define ET_OPS_PORTABLE_UNARY_LOOPS(name)                                                      \
+  void name##F32(const float* in, float* out, std::size_t n, const UnaryParams& params) {     \
+    ApplyTyped<Unary::name>(in, out, n, params);                                              \
+  }                                                                                           \
+  void name##F64(const double* in, double* out, std::size_t n, const UnaryParams& params) {   \
+    ApplyTyped<Unary::name>(in, out, n, params);                                              \
+  }
+ET_OPS_PORTABLE_UNARY_OPS(ET_OPS_PORTABLE_UNARY_LOOPS)
+#undef ET_OPS_PORTABLE_UNARY_LOOPS
 
 }  // namespace HWY_NAMESPACE
 }  // namespace et_ops::kernels::portable::simd
@@ -132,16 +139,19 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace et_ops::kernels::portable::simd {
 
-HWY_EXPORT(ApplyF32);
-HWY_EXPORT(ApplyF64);
-
-void apply(Unary op, const float* in, float* out, std::size_t n, const UnaryParams& params) {
-  HWY_DYNAMIC_DISPATCH(ApplyF32)(op, in, out, n, params);
-}
-
-void apply(Unary op, const double* in, double* out, std::size_t n, const UnaryParams& params) {
-  HWY_DYNAMIC_DISPATCH(ApplyF64)(op, in, out, n, params);
-}
+#define ET_OPS_PORTABLE_DISPATCH_UNARY(name)                                                              \
+  HWY_EXPORT(name##F32);                                                                                    \
+  HWY_EXPORT(name##F64);                                                                                    \
+  template <>                                                                                               \
+  void apply<Unary::name>(const float* in, float* out, std::size_t n, const UnaryParams& params) {          \
+    HWY_DYNAMIC_DISPATCH(name##F32)(in, out, n, params);                                                    \
+  }                                                                                                         \
+  template <>                                                                                               \
+  void apply<Unary::name>(const double* in, double* out, std::size_t n, const UnaryParams& params) {        \
+    HWY_DYNAMIC_DISPATCH(name##F64)(in, out, n, params);                                                    \
+  }
+ET_OPS_PORTABLE_UNARY_OPS(ET_OPS_PORTABLE_DISPATCH_UNARY)
+#undef ET_OPS_PORTABLE_DISPATCH_UNARY
 
 }  // namespace et_ops::kernels::portable::simd
 #endif  // HWY_ONCE

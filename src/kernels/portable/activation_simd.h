@@ -35,9 +35,25 @@ struct UnaryParams {
   bool has_hi = false;
 };
 
-// out[i] = op(in[i]) for i < n; in may equal out.
-void apply(Unary op, const float* in, float* out, std::size_t n, const UnaryParams& params);
-void apply(Unary op, const double* in, double* out, std::size_t n, const UnaryParams& params);
+// Every Unary, for the declarations below and the loops of activation_simd.cpp.
+#define ET_OPS_PORTABLE_UNARY_OPS(X) \
+  X(Exp) X(Sigmoid) X(Tanh) X(Hardswish) X(Hardsigmoid) X(LeakyRelu) X(Clamp) X(Sqrt) X(Rsqrt) X(Silu) X(Gelu) X(GeluTanh)
+
+// out[i] = op(in[i]) for i < n; in may equal out. One function per
+// operation, so that a kernel library (a selective build) keeps only the
+// loops of the kernels it keeps.
+template <Unary op>
+void apply(const float* in, float* out, std::size_t n, const UnaryParams& params);
+template <Unary op>
+void apply(const double* in, double* out, std::size_t n, const UnaryParams& params);
+
+#define ET_OPS_PORTABLE_DECLARE_UNARY(name)                                                         \
+  template <>                                                                                      \
+  void apply<Unary::name>(const float* in, float* out, std::size_t n, const UnaryParams& params);   \
+  template <>                                                                                      \
+  void apply<Unary::name>(const double* in, double* out, std::size_t n, const UnaryParams& params);
+ET_OPS_PORTABLE_UNARY_OPS(ET_OPS_PORTABLE_DECLARE_UNARY)
+#undef ET_OPS_PORTABLE_DECLARE_UNARY
 
 }  // namespace et_ops::kernels::portable::simd
 

@@ -58,7 +58,7 @@ void softmax_lane(Kind kind, const float* in, int64_t in_step, float* out, int64
   for (int64_t start = 0; start < length; start += kChunk) {
     const int64_t n = length - start < kChunk ? length - start : kChunk;
     for (int64_t j = 0; j < n; ++j) buffer[j] = in[(start + j) * in_step] - max_value;
-    simd::apply(simd::Unary::Exp, buffer, buffer, static_cast<std::size_t>(n), simd::UnaryParams{});
+    simd::apply<simd::Unary::Exp>(buffer, buffer, static_cast<std::size_t>(n), simd::UnaryParams{});
     for (int64_t j = 0; j < n; ++j) {
       if (kind == Kind::Softmax) out[(start + j) * out_step] = buffer[j];
       sum += buffer[j];

@@ -10,12 +10,13 @@
 namespace et_ops::kernels::portable {
 namespace {
 
-bool floating_unary(KernelContext& ctx, const char* op, simd::Unary unary, TensorRef self, TensorRef out) {
+template <simd::Unary unary>
+bool floating_unary(KernelContext& ctx, const char* op, TensorRef self, TensorRef out) {
   if (!detail::check_unary(ctx, op, self, out, detail::check_floating_dtype)) return false;
   detail::dispatch_floating(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     detail::map_contiguous<T>(self, out, [&](const T* in, T* o, std::size_t n) {
-      simd::apply(unary, in, o, n, simd::UnaryParams{});
+      simd::apply<unary>(in, o, n, simd::UnaryParams{});
     });
   });
   return ctx.ok();
@@ -24,15 +25,15 @@ bool floating_unary(KernelContext& ctx, const char* op, simd::Unary unary, Tenso
 }  // namespace
 
 bool sqrt_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_unary(ctx, op_name::sqrt_out, simd::Unary::Sqrt, self, out);
+  return floating_unary<simd::Unary::Sqrt>(ctx, op_name::sqrt_out, self, out);
 }
 
 bool rsqrt_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_unary(ctx, op_name::rsqrt_out, simd::Unary::Rsqrt, self, out);
+  return floating_unary<simd::Unary::Rsqrt>(ctx, op_name::rsqrt_out, self, out);
 }
 
 bool exp_out(KernelContext& ctx, TensorRef self, TensorRef out) {
-  return floating_unary(ctx, op_name::exp_out, simd::Unary::Exp, self, out);
+  return floating_unary<simd::Unary::Exp>(ctx, op_name::exp_out, self, out);
 }
 
 // Integers negate modulo 2^bits, as PyTorch's do.

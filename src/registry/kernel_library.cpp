@@ -1,0 +1,258 @@
+// The compiled part of the kernel-library kit (et_ops/kernel_library.h):
+// the argument reader of every C-ABI call and KernelLibrary's records,
+// fingerprints and messages, once in libet_ops instead of in every kernel
+// library.
+#include <cstddef>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "et_ops/fingerprint.h"
+#include "et_ops/kernel_library.h"
+#include "et_ops/schema.h"
+
+namespace et_ops {
+namespace detail {
+namespace {
+
+const char* value_tag(int32_t tag) {
+  switch (tag) {
+    case ET_OPS_VALUE_NONE: return "none";
+    case ET_OPS_VALUE_INT: return "an int";
+    case ET_OPS_VALUE_DOUBLE: return "a double";
+    case ET_OPS_VALUE_BOOL: return "a bool";
+    case ET_OPS_VALUE_SCALAR_TYPE: return "a scalar type";
+    case ET_OPS_VALUE_INT_LIST: return "an int list";
+    case ET_OPS_VALUE_TENSOR: return "a tensor";
+    case ET_OPS_VALUE_TENSOR_LIST: return "a tensor list";
+    case ET_OPS_VALUE_STRING: return "a string";
+    case ET_OPS_VALUE_OPTIONAL_TENSOR_LIST: return "an optional tensor list";
+    default: return "an invalid value";
+  }
+}
+
+}  // namespace
+
+ArgumentReader::ArgumentReader(et_ops_kernel_context* ctx, const char* schema, et_ops_value* const* args,
+                               std::size_t count, std::size_t expected)
+    : ctx_(KernelContext::from(ctx)), schema_(schema ? schema : ""), args_(args), count_(count) {
+  // The schema is read only to name what is wrong, never on the way to a kernel.
+  if (count != expected)
+    ctx_.fail(op() + ": expected " + std::to_string(expected) + " arguments, got " + std::to_string(count));
+}
+
+TensorRef ArgumentReader::tensor(std::size_t i) {
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_TENSOR);
+  if (v == nullptr || v->u.tensor == nullptr) {
+    if (v != nullptr) fail(i, "is a null tensor");
+    return TensorRef(placeholder_);
+  }
+  return TensorRef(*v->u.tensor);
+}
+
+int64_t ArgumentReader::integer(std::size_t i) {
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_INT);
+  return v ? v->u.i : 0;
+}
+
+double ArgumentReader::floating(std::size_t i) {
+  if (tag(i) == ET_OPS_VALUE_INT) return static_cast<double>(args_[i]->u.i);
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_DOUBLE);
+  return v ? v->u.d : 0.0;
+}
+
+bool ArgumentReader::boolean(std::size_t i) {
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_BOOL);
+  return v ? v->u.b != 0 : false;
+}
+
+DType ArgumentReader::scalar_type(std::size_t i) {
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_SCALAR_TYPE);
+  if (v == nullptr) return DType::Float32;
+  if (v->u.scalar_type < 0 || v->u.scalar_type >= kDTypeCount) {
+    fail(i, "is not a valid scalar type (" + std::to_string(v->u.scalar_type) + ")");
+    return DType::Float32;
+  }
+  return static_cast<DType>(v->u.scalar_type);
+}
+
+IntList ArgumentReader::int_list(std::size_t i) {
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_INT_LIST);
+  if (v == nullptr) return IntList();
+  if (v->u.int_list.size < 0 || (v->u.int_list.size > 0 && v->u.int_list.data == nullptr)) {
+    fail(i, "is a malformed int list");
+    return IntList();
+  }
+  return IntList(v->u.int_list);
+}
+
+TensorList ArgumentReader::tensor_list(std::size_t i) {
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_TENSOR_LIST);
+  if (v == nullptr) return TensorList();
+  const et_ops_tensor_list& list = v->u.tensor_list;
+  if (list.size < 0 || (list.size > 0 && list.data == nullptr)) {
+    fail(i, "is a malformed tensor list");
+    return TensorList();
+  }
+  for (int64_t e = 0; e < list.size; ++e)
+    if (list.data[e] == nullptr) {
+      fail(i, "holds a null tensor at " + std::to_string(e));
+      return TensorList();
+    }
+  return TensorList(list);
+}
+
+OptionalTensorList ArgumentReader::optional_tensor_list(std::size_t i) {
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_OPTIONAL_TENSOR_LIST);
+  if (v == nullptr) return OptionalTensorList();
+  const et_ops_tensor_list& list = v->u.tensor_list;
+  if (list.size < 0 || (list.size > 0 && list.data == nullptr)) {
+    fail(i, "is a malformed optional tensor list");
+    return OptionalTensorList();
+  }
+  return OptionalTensorList(list);
+}
+
+std::string_view ArgumentReader::string(std::size_t i) {
+  const et_ops_value* v = arg(i, ET_OPS_VALUE_STRING);
+  if (v == nullptr) return {};
+  if (v->u.string.size < 0 || (v->u.string.size > 0 && v->u.string.data == nullptr)) {
+    fail(i, "is a malformed string");
+    return {};
+  }
+  return std::string_view(v->u.string.data, static_cast<std::size_t>(v->u.string.size));
+}
+
+Scalar ArgumentReader::scalar(std::size_t i) {
+  if (tag(i) == ET_OPS_VALUE_INT) return Scalar(args_[i]->u.i);
+  return Scalar(floating(i));
+}
+
+void ArgumentReader::fail(std::size_t i, const std::string& what) {
+  if (ctx_.ok()) ctx_.fail(op() + ": argument " + std::to_string(i) + " ('" + name(i) + "') " + what);
+}
+
+const et_ops_value* ArgumentReader::arg(std::size_t i, int32_t expected_tag) {
+  if (!ctx_.ok()) return nullptr;
+  if (tag(i) == -1) {
+    fail(i, "is missing");
+    return nullptr;
+  }
+  if (args_[i]->tag != expected_tag) {
+    fail(i, std::string("must be ") + value_tag(expected_tag) + ", got " + value_tag(args_[i]->tag));
+    return nullptr;
+  }
+  return args_[i];
+}
+
+std::string ArgumentReader::op() const {
+  const std::string_view name = schema_operator_name(schema_);
+  return name.empty() ? std::string("kernel") : std::string(name);
+}
+
+std::string ArgumentReader::name(std::size_t i) const {
+  SchemaReader reader(schema_);
+  SchemaArgument argument;
+  for (std::size_t position = 0; reader.next(argument); ++position)
+    if (position == i) return std::string(argument.name);
+  return "?";
+}
+
+}  // namespace detail
+
+namespace {
+
+std::string unfingerprinted_digest() {
+  std::random_device random;
+  std::string digest;
+  for (int i = 0; i < 4; ++i) digest += std::to_string(random());
+  return digest;
+}
+
+SchemaArgument argument_at(std::string_view schema, std::size_t i) {
+  SchemaReader reader(schema);
+  SchemaArgument argument;
+  for (std::size_t position = 0; reader.next(argument); ++position)
+    if (position == i) return argument;
+  return SchemaArgument{};
+}
+
+std::string argument_name(std::string_view schema, std::size_t i) { return std::string(argument_at(schema, i).name); }
+std::string argument_type(std::string_view schema, std::size_t i) { return std::string(argument_at(schema, i).type); }
+
+}  // namespace
+
+KernelLibrary::KernelLibrary(const char* component, const char* version, const KernelDefinition* kernels,
+                             std::size_t count, const char* digest)
+    : component_(component ? component : ""), version_(version ? version : ""), kernels_(kernels, kernels + count) {
+  const std::string library_digest = digest != nullptr ? std::string(digest) : unfingerprinted_digest();
+  for (const KernelDefinition& k : kernels_)
+    if (!k.check.ok() || k.fn == nullptr) note_error(k);
+  if (ok()) {
+    for (const KernelDefinition& k : kernels_) {
+      const char* unset = nullptr;
+      k.schema_slot->compare_exchange_strong(unset, k.schema);  // the first library to name fn wins
+      names_.emplace_back(schema_operator_name(k.schema));
+      fingerprints_.push_back((digest != nullptr ? "" : "unfingerprinted-") +
+                              operator_fingerprint(library_digest, names_.back()));
+    }
+    // The records point into names_ and fingerprints_, complete by now.
+    for (std::size_t i = 0; i < kernels_.size(); ++i)
+      records_.push_back(et_ops_kernel_record{names_[i].c_str(), kernels_[i].key, kernels_[i].fn,
+                                              kernels_[i].schema, fingerprints_[i].c_str()});
+    for (std::size_t i = 0; i < kernels_.size(); ++i)
+      if (kernels_[i].prepared != nullptr) has_prepared_ = true;
+    // A library with prepared kernels needs version 2 records; one
+    // without keeps the version 1 manifest that every registry reads.
+    if (has_prepared_)
+      for (std::size_t i = 0; i < kernels_.size(); ++i)
+        records_v2_.push_back(et_ops_kernel_record_v2{
+            records_[i], kernels_[i].prepared ? ET_OPS_KERNEL_PREPARED : ET_OPS_KERNEL_PLAIN, 0,
+            kernels_[i].prepared});
+  }
+  if (has_prepared_)
+    manifest_ = et_ops_manifest{ET_OPS_ABI_VERSION_PREPARED, sizeof(et_ops_kernel_record_v2), component_.c_str(),
+                                version_.c_str(), &records_v2_.data()->base, records_v2_.size()};
+  else
+    manifest_ = et_ops_manifest{ET_OPS_ABI_VERSION, sizeof(et_ops_kernel_record), component_.c_str(),
+                                version_.c_str(), records_.data(), records_.size()};
+}
+
+RegistrationResult KernelLibrary::register_kernels() const {
+  if (!ok()) return status();
+  return registration_result(et_ops_register_manifest(&manifest_));
+}
+
+void KernelLibrary::note_error(const KernelDefinition& k) {
+  const std::string_view schema = k.schema ? k.schema : "";
+  std::string op(schema_operator_name(schema));
+  if (op.empty()) op = "a kernel";
+  std::string text = "kernel library " + component_ + ": " + op + ": ";
+  const SignatureCheck& c = k.check;
+  switch (c.problem) {
+    case SignatureCheck::Problem::Schema:
+      text += "the schema does not parse at offset " + std::to_string(c.argument) + ": " + c.schema_error +
+              " (in \"" + std::string(schema) + "\")";
+      break;
+    case SignatureCheck::Problem::TooFewParameters:
+      text += "the schema lists more arguments than the kernel takes: argument " + std::to_string(c.argument) +
+              " ('" + argument_name(schema, c.argument) + "') has no parameter";
+      break;
+    case SignatureCheck::Problem::TooManyParameters:
+      text += "the kernel takes more parameters than the schema lists arguments (" + std::to_string(c.argument) +
+              "): its parameter " + std::to_string(c.argument + 1) + " (" + kernel_parameter_type(c.parameter_kind) +
+              ") has no argument";
+      break;
+    case SignatureCheck::Problem::KindMismatch:
+      text += "argument " + std::to_string(c.argument) + " ('" + argument_name(schema, c.argument) + "') is '" +
+              argument_type(schema, c.argument) + "' in the schema, which takes " +
+              kernel_parameter_type(c.schema_kind) + ", but the kernel's parameter " +
+              std::to_string(c.argument + 1) + " is " + kernel_parameter_type(c.parameter_kind);
+      break;
+    case SignatureCheck::Problem::None: text += "the kernel has no function"; break;
+  }
+  if (error_.empty()) error_ = text;
+  else error_ += "\n" + text;
+}
+
+}  // namespace et_ops
