@@ -7,7 +7,8 @@ returns a new one in which every pattern
 
 whose OP is a convolution, a linear layer (weights int8, symmetric, per
 tensor or per channel, dequantized from constants), an addition of two
-dequantized tensors, a global average pooling or a max pooling with
+dequantized tensors, a multiplication of two (broadcasting), a hardswish,
+hardsigmoid or sigmoid, a global average pooling or a max pooling with
 unchanged quantization parameters, becomes one `et_xnnpack::*` operator
 computing in integers and requantizing, as PyTorch's quantized engines do.
 A following `dequantize -> relu | hardtanh -> quantize` with the same
@@ -40,15 +41,21 @@ HARDTANH = portable.hardtanh_out
 ADAPTIVE_AVG_POOL2D = portable.adaptive_avg_pool2d_out
 MEAN = portable.mean_out
 MAX_POOL2D = portable.max_pool2d_with_indices_out
+MUL = portable.mul_out
+# float activation -> its int8 operator (a table made by the reference's arithmetic)
+ACTIVATIONS = {portable.hardswish_out: xnnpack.hardswish_kernel, portable.hardsigmoid_out: xnnpack.hardsigmoid_kernel,
+               portable.sigmoid_out: xnnpack.sigmoid_kernel}
 
 CONV2D_INT8 = xnnpack.conv2d_kernel
 LINEAR_INT8 = xnnpack.linear_kernel
 ADD_INT8 = xnnpack.add_kernel
 ADAPTIVE_AVG_POOL2D_INT8 = xnnpack.adaptive_avg_pool2d_kernel
 MAX_POOL2D_INT8 = xnnpack.max_pool2d_kernel
+MUL_INT8 = xnnpack.mul_kernel
 CONVERT_LAYOUT = xnnpack.convert_layout_kernel
 
-OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, CONVERT_LAYOUT)
+OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, MUL_INT8,
+             *ACTIVATIONS.values(), CONVERT_LAYOUT)
 CHANNELS_LAST = [0, 2, 3, 1]
 
 
@@ -198,6 +205,10 @@ def _match_at(p, n):
         a = ADD.read(args)
         if p.scalar(a.alpha) == 1:
             match = _add(p, m, a, consumed, y_q, out_q)
+    elif op == MUL:
+        match = _mul(p, m, MUL.read(args), consumed, y_q, out_q)
+    elif op in ACTIVATIONS:
+        match = _lookup(p, m, ACTIVATIONS[op], SCHEMAS[op].read(args).self, consumed, y_q, out_q)
     elif op == ADAPTIVE_AVG_POOL2D:
         a = ADAPTIVE_AVG_POOL2D.read(args)
         if list(p.scalar(a.output_size)) == [1, 1] and len(p.values[a.self]["sizes"]) == 4:
@@ -301,9 +312,10 @@ def _linear(p, m, a, consumed, y_q, out_q):
     return _Match(LINEAR_INT8, consumed, [x_q], y_q, out_q, lambda b, new, clamp: arguments(b, new))
 
 
-def _add(p, m, operands, consumed, y_q, out_q):
+def _binary(p, m, operands, consumed, y_q, out_q, op):
+    """op on two dequantized activations (operands.self, operands.other)."""
     a, c = _activation(p, operands.self, m), _activation(p, operands.other, m)
-    if a is None or c is None or p.values[operands.self]["sizes"] != p.values[operands.other]["sizes"]:
+    if a is None or c is None:
         return None
     for dq, _, _ in (a, c):
         value = DQ.read(p.instructions[dq]["args"]).out
@@ -313,7 +325,40 @@ def _add(p, m, operands, consumed, y_q, out_q):
     def build(b, new, clamp):
         return [new(a[1]), *_quant_args(b, a[2]), new(c[1]), *_quant_args(b, c[2])]
 
-    return _Match(ADD_INT8, consumed, [a[1], c[1]], y_q, out_q, build)
+    return _Match(op, consumed, [a[1], c[1]], y_q, out_q, build)
+
+
+def _add(p, m, operands, consumed, y_q, out_q):
+    if p.values[operands.self]["sizes"] != p.values[operands.other]["sizes"]:
+        return None
+    return _binary(p, m, operands, consumed, y_q, out_q, ADD_INT8)
+
+
+def _mul(p, m, operands, consumed, y_q, out_q):
+    """A multiplication whose operands broadcast without a change of rank (a squeeze-excitation's scale)."""
+    if len(p.values[operands.self]["sizes"]) != len(p.values[operands.other]["sizes"]):
+        return None
+    return _binary(p, m, operands, consumed, y_q, out_q, MUL_INT8)
+
+
+def _lookup(p, m, op, source, consumed, y_q, out_q):
+    """An activation of one dequantized tensor: its int8 operator."""
+    x = _single_input(p, m, source, consumed)
+    if x is None:
+        return None
+    x_q, x_params = x
+    return _Match(op, consumed, [x_q], y_q, out_q, lambda b, new, clamp: [new(x_q), *_quant_args(b, x_params)])
+
+
+def _single_input(p, m, source, consumed):
+    """(int8 value, its parameters) of the one dequantized activation instruction m reads, recording in
+    `consumed` the dequantize when m is its only reader."""
+    x = _activation(p, source, m)
+    if x is None:
+        return None
+    dq_x, x_q, x_params = x
+    consumed += [dq_x] if p.only_reader(source, m) else []
+    return x_q, x_params
 
 
 def _is_global_average_pool(p, a):
@@ -325,11 +370,10 @@ def _is_global_average_pool(p, a):
 
 
 def _average_pool(p, m, source, consumed, y_q, out_q):
-    x = _activation(p, source, m)
+    x = _single_input(p, m, source, consumed)
     if x is None:
         return None
-    dq_x, x_q, x_params = x
-    consumed += [dq_x] if p.only_reader(source, m) else []
+    x_q, x_params = x
 
     def build(b, new, clamp):
         return [new(x_q), *_quant_args(b, x_params), b.int_list([1, 1])]

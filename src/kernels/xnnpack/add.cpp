@@ -3,42 +3,13 @@
 #include "kernels.h"
 
 namespace et_ops::kernels::xnnpack {
-namespace {
-
-// self, other and out: int8, the same sizes and the same dense layout, so
-// the addition runs over memory order.
-bool check_add_tensors(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  using namespace detail;
-  const char* names[] = {"self", "other", "out"};
-  const TensorRef tensors[] = {self, other, out};
-  for (int i = 0; i < 3; ++i) {
-    if (!check_dtype(ctx, op_name::add_kernel, names[i], tensors[i], DType::Int8)) return false;
-    if (tensors[i].numel() <= 0) return fail(ctx, op_name::add_kernel, "{} is empty ({})", names[i], shape_string(tensors[i]));
-  }
-  for (int i = 1; i < 3; ++i) {
-    if (!self.same_shape(tensors[i]))
-      return fail(ctx, op_name::add_kernel, "{} has sizes {}, but self has {} (no broadcasting)", names[i], shape_string(tensors[i]),
-                  shape_string(self));
-    for (int64_t d = 0; d < self.dim(); ++d)
-      if (self.size(d) > 1 && self.stride(d) != tensors[i].stride(d))
-        return fail(ctx, op_name::add_kernel, "{} has strides {}, but self has {}: they must share one memory layout", names[i],
-                    kernels::detail::list_string(tensors[i].strides(), tensors[i].dim()),
-                    kernels::detail::list_string(self.strides(), self.dim()));
-  }
-  if (!kernels::detail::is_dense(self))
-    return fail(ctx, op_name::add_kernel, "self has strides {}, not a dense layout of sizes {}",
-                kernels::detail::list_string(self.strides(), self.dim()), shape_string(self));
-  return true;
-}
-
-}  // namespace
 
 std::unique_ptr<AddState> add_prepare(KernelContext& ctx, TensorRef self, double self_scale, int64_t self_zero_point,
                                       TensorRef other, double other_scale, int64_t other_zero_point,
                                       double output_scale, int64_t output_zero_point, int64_t output_min,
                                       int64_t output_max, TensorRef out) {
   using namespace detail;
-  if (!initialize(ctx, op_name::add_kernel) || !check_add_tensors(ctx, self, other, out)) return nullptr;
+  if (!initialize(ctx, op_name::add_kernel) || !check_elementwise(ctx, op_name::add_kernel, {"self", "other", "out"}, {self, other, out})) return nullptr;
   const auto a = quant_params(ctx, op_name::add_kernel, "self", self_scale, self_zero_point);
   const auto b = a ? quant_params(ctx, op_name::add_kernel, "other", other_scale, other_zero_point) : std::nullopt;
   const auto o = b ? output_params(ctx, op_name::add_kernel, output_scale, output_zero_point, output_min, output_max) : std::nullopt;

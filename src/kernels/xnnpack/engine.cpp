@@ -123,6 +123,29 @@ bool check_channels_last(KernelContext& ctx, const char* op, const char* name, T
               shape_string(t), kernels::detail::list_string(t.strides(), t.dim()));
 }
 
+bool check_elementwise(KernelContext& ctx, const char* op, std::initializer_list<const char*> names,
+                       std::initializer_list<TensorRef> tensors) {
+  const char* const* name = names.begin();
+  const TensorRef first = *tensors.begin();
+  for (const TensorRef& t : tensors) {
+    if (!check_dtype(ctx, op, *name, t, DType::Int8)) return false;
+    if (t.numel() <= 0) return fail(ctx, op, "{} is empty ({})", *name, shape_string(t));
+    if (!first.same_shape(t))
+      return fail(ctx, op, "{} has sizes {}, but {} has {} (no broadcasting)", *name, shape_string(t), *names.begin(),
+                  shape_string(first));
+    for (int64_t d = 0; d < first.dim(); ++d)
+      if (first.size(d) > 1 && first.stride(d) != t.stride(d))
+        return fail(ctx, op, "{} has strides {}, but {} has {}: they must share one memory layout", *name,
+                    kernels::detail::list_string(t.strides(), t.dim()), *names.begin(),
+                    kernels::detail::list_string(first.strides(), first.dim()));
+    ++name;
+  }
+  if (!kernels::detail::is_dense(first))
+    return fail(ctx, op, "{} has strides {}, not a dense layout of sizes {}", *names.begin(),
+                kernels::detail::list_string(first.strides(), first.dim()), shape_string(first));
+  return true;
+}
+
 bool check_row_major(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
   static constexpr int64_t kRowMajor[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   if (t.dim() <= ET_OPS_MAX_DIMS && has_layout(t, kRowMajor)) return true;

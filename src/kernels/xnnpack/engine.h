@@ -8,6 +8,7 @@
 #include <xnnpack.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 
 #include "common/tensor_checks.h"
@@ -44,6 +45,11 @@ bool check_activation(KernelContext& ctx, const char* op, const char* name, Tens
 // A 4-dim [N, C, H, W] tensor whose memory is channels-last (N, H, W, C),
 // the layout XNNPACK reads and writes (dim_order [0, 2, 3, 1]).
 bool check_channels_last(KernelContext& ctx, const char* op, const char* name, TensorRef t);
+// Tensors of an elementwise operator (`names` and `tensors`, the first the
+// one the others are compared with): int8, not empty, the same sizes and one
+// dense layout, so the operator runs over memory order.
+bool check_elementwise(KernelContext& ctx, const char* op, std::initializer_list<const char*> names,
+                       std::initializer_list<TensorRef> tensors);
 // A tensor whose elements are contiguous in memory (row-major).
 bool check_row_major(KernelContext& ctx, const char* op, const char* name, TensorRef t);
 // A constant of the program (it has data when the kernel is prepared).
