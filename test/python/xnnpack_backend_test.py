@@ -36,6 +36,8 @@ ARCHITECTURES = {
     "mobilenet_v2": (lambda: QUANTIZABLE.mobilenet_v2(weights=None, quantize=False), (1, 3, 64, 64), "qnnpack"),
     "mobilenet_v2_x86": (lambda: QUANTIZABLE.mobilenet_v2(weights=None, quantize=False), (1, 3, 64, 64), "x86"),
     "resnet18_fbgemm": (lambda: QUANTIZABLE.resnet18(weights=None, quantize=False), (1, 3, 64, 64), "fbgemm"),
+    # hardswish, squeeze-excitation (hardsigmoid, a broadcasting mul): one layout throughout
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(weights=None), (1, 3, 64, 64), "qnnpack"),
 }
 # An int8 backend is held to PyTorch's own quantized engine computing as it
 # does (int32 bias, float32 requantization: qnnpack) on the same quantized
@@ -105,6 +107,53 @@ class XnnpackBackendTest(unittest.TestCase):
                               if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)))
                 self.assertLess(len(program.to_bytes()), 2 * weights, "weights must stay one byte each")
         self.assertIn("et_xnnpack::max_pool2d.out", self.programs["resnet18"][4].operators)
+
+    def instructions(self, path):
+        inspect = subprocess.run([TOOL, "inspect", path, "--json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(inspect.returncode, 0, inspect.stderr)
+        return [i["op"] for i in json.loads(inspect.stdout)["instructions"]]
+
+    def test_mobilenet_v3_runs_in_one_layout(self):
+        # Without int8 hardswish, hardsigmoid and mul, each falls back to the
+        # reference path and its tensor crosses layouts (47 convert_layout
+        # among 52 convolutions): now only the input's conversion is left.
+        ops = self.instructions(self.programs["mobilenet_v3_small"][5])
+        self.assertEqual(ops.count("et_xnnpack::conv2d.out"), 52)
+        self.assertEqual(ops.count("et_xnnpack::convert_layout.out"), 1)
+        for op in ("et_xnnpack::hardswish.out", "et_xnnpack::hardsigmoid.out", "et_xnnpack::mul.out"):
+            self.assertIn(op, ops)
+        for op in ("aten::hardswish.out", "aten::hardsigmoid.out", "aten::mul.out"):
+            self.assertNotIn(op, ops)
+
+    def test_activations_and_broadcasting_mul_give_the_reference_paths_bytes(self):
+        # No convolution: every int8 operator here computes as the reference
+        # path does, so both backends' programs give the same bytes, on
+        # channels-last and contiguous tensors and with either operand broadcast.
+        class Activations(torch.nn.Module):
+            def forward(self, x, s):
+                scale = torch.nn.functional.hardsigmoid(s)
+                return (torch.nn.functional.hardswish(x) * scale, scale * torch.sigmoid(x),
+                        torch.sigmoid(s) * torch.nn.functional.hardswish(s))
+
+        shapes = ((1, 24, 9, 11), (1, 24, 1, 1))
+        inputs = tuple(3 * normal(shape, 10 + i) for i, shape in enumerate(shapes))
+        calibration = [tuple(3 * normal(shape, 20 + 2 * b + i) for i, shape in enumerate(shapes)) for b in range(2)]
+        reference = ex.quantize(Activations().eval(), inputs, calibration)
+        beyond_calibration = [4 * normal(shape, 30 + i).numpy() for i, shape in enumerate(shapes)]
+        outputs = {}
+        for backend in ("reference", "xnnpack"):
+            program = ex.export(reference, inputs, backend=backend)
+            path = os.path.join(self.dir, f"activations_{backend}.etp")
+            program.save(path)
+            outputs[backend] = et_ops.load(path).run(beyond_calibration)
+            if backend == "xnnpack":
+                ops = self.instructions(path)
+                for op in ("et_xnnpack::hardswish.out", "et_xnnpack::hardsigmoid.out", "et_xnnpack::sigmoid.out"):
+                    self.assertIn(op, ops)
+                self.assertEqual(ops.count("et_xnnpack::mul.out"), 3)
+                self.assertNotIn("aten::mul.out", ops)
+        for reference_output, output in zip(outputs["reference"], outputs["xnnpack"]):
+            self.assertEqual(reference_output.tobytes(), output.tobytes())
 
     def test_numbers_are_held_to_pytorchs_quantized_engine(self):
         for name, (model, x, calibration, _, program, path, reference_output) in self.programs.items():

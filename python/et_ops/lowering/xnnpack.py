@@ -76,8 +76,17 @@ class _Program:
             for position, v in enumerate(instruction["args"]):
                 if position in written:
                     self.producer[v] = n
-                else:
-                    self.readers.setdefault(v, []).append(n)
+            for v in self.read_by(instruction):
+                self.readers.setdefault(v, []).append(n)
+
+    def read_by(self, instruction):
+        """The values an instruction reads: its arguments but those it writes, and a list's tensors too."""
+        written = _written_arguments(instruction)
+        for position, v in enumerate(instruction["args"]):
+            if position not in written:
+                yield v
+                if self.values[v]["type"] in ("tensor_list", "optional_tensor_list"):
+                    yield from (t for t in self.values[v]["value"] if t is not None)
 
     def scalar(self, v):
         value = self.values[v]
@@ -242,8 +251,9 @@ def _output_args(b, match):
     return [b.double(q[0]), b.integer(q[1] - shift), b.integer(low - shift), b.integer(high - shift)]
 
 
-def _copy_value(p, b, v):
-    """Value v of the old program in the new builder (constants with their data)."""
+def _copy_value(p, b, v, item):
+    """Value v of the old program in the new builder (constants with their data; a list's tensors mapped by
+    `item`)."""
     value = p.values[v]
     if v in p.data:
         array = p.array(v)
@@ -262,6 +272,10 @@ def _copy_value(p, b, v):
         return b.scalar_type(value["value"])
     if value["type"] == "int_list":
         return b.int_list(value["value"])
+    if value["type"] == "tensor_list":
+        return b.tensor_list([item(t) for t in value["value"]])
+    if value["type"] == "optional_tensor_list":
+        return b.optional_tensor_list([None if t is None else item(t) for t in value["value"]])
     raise UsageError(f"value {v} of type {value['type']} cannot be copied")
 
 
@@ -464,8 +478,7 @@ def _dead_instructions(p, matches, consumed):
         read = set(p.outputs) | {v for m in matches for v in m.inputs}
         for n, instruction in enumerate(p.instructions):
             if n not in consumed and n not in dead:
-                written = _written_arguments(instruction)
-                read.update(v for i, v in enumerate(instruction["args"]) if i not in written)
+                read.update(p.read_by(instruction))
         for n, instruction in enumerate(p.instructions):
             if n in consumed or n in dead:
                 continue
@@ -492,6 +505,7 @@ def _build(p, matches):
     # there they are a contiguous twin, copied by convert_layout.
     remaining = [n for n in range(len(p.instructions)) if n not in consumed]
     touched_by_reference = {v for n in remaining for v in p.instructions[n]["args"]} | set(p.outputs)
+    touched_by_reference |= {v for n in remaining for v in p.read_by(p.instructions[n])}
     needs_twin = {v for v in int8_values if channels_last(v) and v in touched_by_reference}
 
     b = ProgramBuilder(p.builder.name)
@@ -503,7 +517,7 @@ def _build(p, matches):
             if v in int8_values:
                 mapped[v] = b.tensor("int8", p.values[v]["sizes"], CHANNELS_LAST if channels_last(v) else None)
             else:
-                mapped[v] = _copy_value(p, b, v)
+                mapped[v] = _copy_value(p, b, v, reference)
         return mapped[v]
 
     def reference(v):
