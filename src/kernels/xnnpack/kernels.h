@@ -32,6 +32,7 @@ struct PoolingState {
   std::size_t batch = 0, channels = 0, height = 0, width = 0;
   uint32_t kernel_height = 1, kernel_width = 1, stride_height = 1, stride_width = 1;
   uint32_t padding_height = 0, padding_width = 0, dilation_height = 1, dilation_width = 1;
+  uint32_t extra_bottom = 0, extra_right = 0;  // ceil_mode's trailing padding beyond `padding`
   detail::QuantParams input;
   detail::OutputParams output;
   int64_t input_numel = 0, output_numel = 0;
