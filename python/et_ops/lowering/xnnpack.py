@@ -8,8 +8,8 @@ returns a new one in which every pattern
 whose OP is a convolution, a linear layer (weights int8, symmetric, per
 tensor or per channel, dequantized from constants), an addition of two
 dequantized tensors, a multiplication of two (broadcasting), a hardswish,
-hardsigmoid or sigmoid, a global average pooling or a max pooling with
-unchanged quantization parameters, becomes one `et_xnnpack::*` operator
+hardsigmoid or sigmoid, a global average pooling, or a max pooling or a
+concatenation with unchanged quantization parameters, becomes one `et_xnnpack::*` operator
 computing in integers and requantizing, as PyTorch's quantized engines do.
 A following `dequantize -> relu | hardtanh -> quantize` with the same
 parameters folds into the operator's output clamp. Everything else stays on
@@ -42,6 +42,7 @@ ADAPTIVE_AVG_POOL2D = portable.adaptive_avg_pool2d_out
 MEAN = portable.mean_out
 MAX_POOL2D = portable.max_pool2d_with_indices_out
 MUL = portable.mul_out
+CAT = portable.cat_out
 # float activation -> its int8 operator (a table made by the reference's arithmetic)
 ACTIVATIONS = {portable.hardswish_out: xnnpack.hardswish_kernel, portable.hardsigmoid_out: xnnpack.hardsigmoid_kernel,
                portable.sigmoid_out: xnnpack.sigmoid_kernel}
@@ -52,9 +53,10 @@ ADD_INT8 = xnnpack.add_kernel
 ADAPTIVE_AVG_POOL2D_INT8 = xnnpack.adaptive_avg_pool2d_kernel
 MAX_POOL2D_INT8 = xnnpack.max_pool2d_kernel
 MUL_INT8 = xnnpack.mul_kernel
+CAT_INT8 = xnnpack.cat_kernel
 CONVERT_LAYOUT = xnnpack.convert_layout_kernel
 
-OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, MUL_INT8,
+OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, MUL_INT8, CAT_INT8,
              *ACTIVATIONS.values(), CONVERT_LAYOUT)
 CHANNELS_LAST = [0, 2, 3, 1]
 
@@ -216,6 +218,10 @@ def _match_at(p, n):
             match = _add(p, m, a, consumed, y_q, out_q)
     elif op == MUL:
         match = _mul(p, m, MUL.read(args), consumed, y_q, out_q)
+    elif op == CAT:
+        a = CAT.read(args)
+        if clamp is None:
+            match = _cat(p, m, a, consumed, y_q, out_q)
     elif op in ACTIVATIONS:
         match = _lookup(p, m, ACTIVATIONS[op], SCHEMAS[op].read(args).self, consumed, y_q, out_q)
     elif op == ADAPTIVE_AVG_POOL2D:
@@ -355,6 +361,27 @@ def _mul(p, m, operands, consumed, y_q, out_q):
     return _binary(p, m, operands, consumed, y_q, out_q, MUL_INT8)
 
 
+def _cat(p, m, a, consumed, y_q, out_q):
+    """A concatenation of dequantized activations quantized as its output is (exact on the integers)."""
+    if p.values[a.tensors]["type"] != "tensor_list":
+        return None
+    items = p.values[a.tensors]["value"]
+    inputs = [_activation(p, v, m) for v in items]
+    if not items or any(x is None or x[2] != out_q for x in inputs):
+        return None
+    for v, (dq, _, _) in zip(items, inputs):
+        if p.only_reader(v, m) and dq not in consumed:
+            consumed.append(dq)
+    dim = p.scalar(a.dim)
+
+    def build(b, new, clamp):
+        return [b.tensor_list([new(x[1]) for x in inputs]), b.integer(dim)]
+
+    match = _Match(CAT_INT8, consumed, [x[1] for x in inputs], y_q, out_q, build)
+    match.plain_output = True  # no quantization arguments
+    return match
+
+
 def _lookup(p, m, op, source, consumed, y_q, out_q):
     """An activation of one dequantized tensor: its int8 operator."""
     x = _single_input(p, m, source, consumed)
@@ -428,7 +455,7 @@ def _fold_clamps(p, matches, by_output):
             continue
         dq, x_q, _ = x
         match = by_output.get(x_q)
-        if match is None or match.op == MAX_POOL2D_INT8 or not p.only_reader(x_q, dq):
+        if match is None or getattr(match, "plain_output", False) or not p.only_reader(x_q, dq):
             continue
         clamp = _clamp_of(p, m, out_q)
         if clamp is None:

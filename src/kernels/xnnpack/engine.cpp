@@ -100,11 +100,7 @@ bool check_activation(KernelContext& ctx, const char* op, const char* name, Tens
   return true;
 }
 
-namespace {
-
-// Whether t's strides are those of `order` (outermost first), ignoring
-// dimensions of size 1.
-bool has_layout(TensorRef t, const int64_t* order) {
+bool has_dim_order(TensorRef t, const int64_t* order) {
   int64_t expected = 1;
   for (int64_t i = t.dim(); i-- > 0;) {
     const int64_t d = order[i];
@@ -114,11 +110,9 @@ bool has_layout(TensorRef t, const int64_t* order) {
   return true;
 }
 
-}  // namespace
-
 bool check_channels_last(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
   static constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
-  if (t.dim() == 4 && has_layout(t, kChannelsLast)) return true;
+  if (t.dim() == 4 && has_dim_order(t, kChannelsLast)) return true;
   return fail(ctx, op, "{} ({}) must be channels-last in memory (dim_order [0, 2, 3, 1]), got strides {}", name,
               shape_string(t), kernels::detail::list_string(t.strides(), t.dim()));
 }
@@ -148,7 +142,7 @@ bool check_elementwise(KernelContext& ctx, const char* op, std::initializer_list
 
 bool check_row_major(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
   static constexpr int64_t kRowMajor[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  if (t.dim() <= ET_OPS_MAX_DIMS && has_layout(t, kRowMajor)) return true;
+  if (t.dim() <= ET_OPS_MAX_DIMS && has_dim_order(t, kRowMajor)) return true;
   return fail(ctx, op, "{} ({}) must be contiguous (row-major), got strides {}", name, shape_string(t),
               kernels::detail::list_string(t.strides(), t.dim()));
 }

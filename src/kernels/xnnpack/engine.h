@@ -50,6 +50,9 @@ bool check_channels_last(KernelContext& ctx, const char* op, const char* name, T
 // dense layout, so the operator runs over memory order.
 bool check_elementwise(KernelContext& ctx, const char* op, std::initializer_list<const char*> names,
                        std::initializer_list<TensorRef> tensors);
+// Whether t's memory is dense in the dim order `order` (outermost first),
+// ignoring dimensions of size 1.
+bool has_dim_order(TensorRef t, const int64_t* order);
 // A tensor whose elements are contiguous in memory (row-major).
 bool check_row_major(KernelContext& ctx, const char* op, const char* name, TensorRef t);
 // A constant of the program (it has data when the kernel is prepared).

@@ -9,6 +9,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "et_ops/kernels/xnnpack_operators.h"
 #include "convolution.h"
@@ -52,6 +53,13 @@ struct MulState {
   detail::ReferenceQuantizer quantize{1.0, 0, INT8_MIN, INT8_MAX};
   int64_t rank = 0, numel = 0, self_numel = 0, other_numel = 0;
   std::array<int64_t, ET_OPS_MAX_DIMS> sizes{}, out_strides{}, self_strides{}, other_strides{};
+};
+
+// A concatenation as blocks: for each of `outer` steps, block_bytes[i]
+// bytes of tensors[i] in turn.
+struct CatState {
+  int64_t outer = 1, out_numel = 0;
+  std::vector<int64_t> block_bytes, numels;
 };
 
 struct LayoutState {
@@ -147,6 +155,11 @@ std::unique_ptr<MulState> mul_prepare(KernelContext& ctx, TensorRef self, double
 bool mul_run(KernelContext& ctx, const MulState& state, const RunEnvironment& env, TensorRef self, double, int64_t,
              TensorRef other, double, int64_t, double, int64_t, int64_t, int64_t, TensorRef out);
 
+// ---- cat ----
+std::unique_ptr<CatState> cat_prepare(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out);
+bool cat_run(KernelContext& ctx, const CatState& state, const RunEnvironment& env, TensorList tensors, int64_t dim,
+             TensorRef out);
+
 // ---- layout ----
 std::unique_ptr<LayoutState> convert_layout_prepare(KernelContext& ctx, TensorRef self, TensorRef out);
 bool convert_layout_run(KernelContext& ctx, const LayoutState& state, const RunEnvironment& env, TensorRef self,
@@ -168,6 +181,7 @@ ET_XNNPACK_PREPARED(hardswish, nullptr)
 ET_XNNPACK_PREPARED(hardsigmoid, nullptr)
 ET_XNNPACK_PREPARED(sigmoid, nullptr)
 ET_XNNPACK_PREPARED(mul, nullptr)
+ET_XNNPACK_PREPARED(cat, nullptr)
 ET_XNNPACK_PREPARED(convert_layout, nullptr)
 #undef ET_XNNPACK_PREPARED
 

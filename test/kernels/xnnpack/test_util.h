@@ -65,6 +65,12 @@ class Call {
     return add(int_list_value(lists_.back().data(), static_cast<int64_t>(lists_.back().size())));
   }
   Call& none() { return add(none_value()); }
+  Call& tensors(const std::vector<OwnedTensor*>& ts) {
+    std::vector<et_ops_tensor*> raw;
+    for (OwnedTensor* t : ts) raw.push_back(const_cast<et_ops_tensor*>(t->tensor->raw()));
+    tensor_lists_.push_back(std::move(raw));
+    return add(tensor_list_value(tensor_lists_.back().data(), static_cast<int64_t>(tensor_lists_.back().size())));
+  }
 
   // Runs `op`'s registered kernel: on one thread its plain C-ABI kernel
   // (prepare, run and release in one call), on more its prepared functions
@@ -102,6 +108,7 @@ class Call {
   }
   std::deque<et_ops_value> values_;
   std::deque<std::vector<int64_t>> lists_;
+  std::deque<std::vector<et_ops_tensor*>> tensor_lists_;
 };
 
 // Round half to even, then clamp: how the reference requantizes.
