@@ -125,6 +125,50 @@ class XnnpackBackendTest(unittest.TestCase):
         for op in ("aten::hardswish.out", "aten::hardsigmoid.out", "aten::mul.out"):
             self.assertNotIn(op, ops)
 
+    def test_an_inception_block_runs_in_one_layout(self):
+        # GoogLeNet's pattern: max pooling with ceil_mode, branches joined by
+        # cat (their outputs share the cat's quantization): int8 throughout,
+        # converted only at the input and the float output.
+        def conv(c_in, c_out, k, **kw):
+            return torch.nn.Sequential(torch.nn.Conv2d(c_in, c_out, k, **kw), torch.nn.ReLU())
+
+        class Inception(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = torch.nn.Sequential(conv(3, 16, 3, stride=2), torch.nn.MaxPool2d(3, 2, ceil_mode=True))
+                self.branches = torch.nn.ModuleList([
+                    conv(16, 8, 1), torch.nn.Sequential(conv(16, 8, 1), conv(8, 8, 3, padding=1)),
+                    torch.nn.Sequential(torch.nn.MaxPool2d(3, 1, 1, ceil_mode=True), conv(16, 4, 1))])
+                self.head = torch.nn.Conv2d(20, 8, 1)
+
+            def forward(self, x):
+                x = self.stem(x)
+                return self.head(torch.cat([branch(x) for branch in self.branches], 1))
+
+        torch.manual_seed(0)
+        model, shape = Inception().eval(), (1, 3, 29, 31)
+        x, calibration = normal(shape, 0), [normal(shape, 1 + i) for i in range(3)]
+        reference = ex.quantize(model, (x,), calibration)
+        program = ex.export(reference, (x,), backend="xnnpack")
+        path = os.path.join(self.dir, "inception.etp")
+        program.save(path)
+        ops = self.instructions(path)
+        self.assertEqual(ops.count("et_xnnpack::cat.out"), 1)
+        self.assertEqual(ops.count("et_xnnpack::max_pool2d.out"), 2)
+        self.assertEqual(ops.count("et_xnnpack::convert_layout.out"), 2)
+        self.assertNotIn("aten::cat.out", ops)
+        loaded = et_ops.load(path)
+        (output,) = loaded.run([x.numpy()])
+        self.assertEqual(output.tobytes(), loaded.run([x.numpy()], threads=2)[0].tobytes())
+        with torch.no_grad():
+            reference_output = reference(x).numpy()
+        step = program.quantization["outputs"][0]["scale"]
+        measured = export_contract.distance(output, reference_output, step)
+        engine = export_contract.distance(pytorch_output(model, x, calibration, "qnnpack", "qnnpack"),
+                                          reference_output, step)
+        self.assertLessEqual(measured.max_steps, max(MARGIN * engine.max_steps, MAX_FLOOR), f"{measured}; {engine}")
+        self.assertLessEqual(measured.mean_steps, max(MARGIN * engine.mean_steps, MEAN_FLOOR), f"{measured}; {engine}")
+
     def test_activations_and_broadcasting_mul_give_the_reference_paths_bytes(self):
         # No convolution: every int8 operator here computes as the reference
         # path does, so both backends' programs give the same bytes, on
