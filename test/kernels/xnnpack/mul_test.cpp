@@ -56,12 +56,7 @@ struct Mul {
     }
     return expected;
   }
-  Call call() {
-    Call call;
-    call.tensor(self).real(self_scale).integer(self_zp).tensor(other).real(other_scale).integer(other_zp)
-        .real(c.out_scale).integer(out_zp).integer(c.out_min).integer(c.out_max).tensor(out);
-    return call;
-  }
+  Call call() { return binary_call(*this); }
 };
 
 }  // namespace

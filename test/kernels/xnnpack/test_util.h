@@ -111,6 +111,16 @@ class Call {
   std::deque<std::vector<et_ops_tensor*>> tensor_lists_;
 };
 
+// The arguments of an int8 binary operator (add.out and mul.out share their
+// shape) from a fixture's self, other, out and their quantization.
+template <typename Fixture>
+Call binary_call(Fixture& f) {
+  Call call;
+  call.tensor(f.self).real(f.self_scale).integer(f.self_zp).tensor(f.other).real(f.other_scale).integer(f.other_zp)
+      .real(f.c.out_scale).integer(f.out_zp).integer(f.c.out_min).integer(f.c.out_max).tensor(f.out);
+  return call;
+}
+
 // Round half to even, then clamp: how the reference requantizes.
 inline int8_t requantize(double value, int64_t zero_point, int64_t low = -128, int64_t high = 127) {
   const double q = std::nearbyint(value) + double(zero_point);
