@@ -127,8 +127,9 @@ class XnnpackBackendTest(unittest.TestCase):
 
     def test_an_inception_block_runs_in_one_layout(self):
         # GoogLeNet's pattern: max pooling with ceil_mode, branches joined by
-        # cat (their outputs share the cat's quantization): int8 throughout,
-        # converted only at the input and the float output.
+        # cat (their outputs share the cat's quantization), then a
+        # broadcasting addition: int8 throughout, converted only at the input
+        # and the float output.
         def conv(c_in, c_out, k, **kw):
             return torch.nn.Sequential(torch.nn.Conv2d(c_in, c_out, k, **kw), torch.nn.ReLU())
 
@@ -143,7 +144,8 @@ class XnnpackBackendTest(unittest.TestCase):
 
             def forward(self, x):
                 x = self.stem(x)
-                return self.head(torch.cat([branch(x) for branch in self.branches], 1))
+                y = self.head(torch.cat([branch(x) for branch in self.branches], 1))
+                return y + torch.nn.functional.adaptive_avg_pool2d(y, 1)  # an addition, broadcast
 
         torch.manual_seed(0)
         model, shape = Inception().eval(), (1, 3, 29, 31)
@@ -156,7 +158,9 @@ class XnnpackBackendTest(unittest.TestCase):
         self.assertEqual(ops.count("et_xnnpack::cat.out"), 1)
         self.assertEqual(ops.count("et_xnnpack::max_pool2d.out"), 2)
         self.assertEqual(ops.count("et_xnnpack::convert_layout.out"), 2)
-        self.assertNotIn("aten::cat.out", ops)
+        self.assertEqual(ops.count("et_xnnpack::add.out"), 1)
+        for op in ("aten::cat.out", "aten::add.out"):
+            self.assertNotIn(op, ops)
         loaded = et_ops.load(path)
         (output,) = loaded.run([x.numpy()])
         self.assertEqual(output.tobytes(), loaded.run([x.numpy()], threads=2)[0].tobytes())

@@ -7,7 +7,7 @@ returns a new one in which every pattern
 
 whose OP is a convolution, a linear layer (weights int8, symmetric, per
 tensor or per channel, dequantized from constants), an addition of two
-dequantized tensors, a multiplication of two (broadcasting), a hardswish,
+dequantized tensors or a multiplication (both broadcasting), a hardswish,
 hardsigmoid or sigmoid, a global average pooling, or a max pooling or a
 concatenation with unchanged quantization parameters, becomes one `et_xnnpack::*` operator
 computing in integers and requantizing, as PyTorch's quantized engines do.
@@ -349,7 +349,8 @@ def _binary(p, m, operands, consumed, y_q, out_q, op):
 
 
 def _add(p, m, operands, consumed, y_q, out_q):
-    if p.values[operands.self]["sizes"] != p.values[operands.other]["sizes"]:
+    """An addition whose operands broadcast without a change of rank."""
+    if len(p.values[operands.self]["sizes"]) != len(p.values[operands.other]["sizes"]):
         return None
     return _binary(p, m, operands, consumed, y_q, out_q, ADD_INT8)
 

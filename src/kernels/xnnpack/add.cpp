@@ -1,5 +1,6 @@
 // et_xnnpack::add.out: int8 elementwise addition with requantization and a
-// fused clamp (add + relu is add with output_min at the zero point).
+// fused clamp (add + relu is add with output_min at the zero point); an
+// operand's dimension of size 1 repeats (XNNPACK broadcasts).
 #include "kernels.h"
 
 namespace et_ops::kernels::xnnpack {
@@ -9,7 +10,7 @@ std::unique_ptr<AddState> add_prepare(KernelContext& ctx, TensorRef self, double
                                       double output_scale, int64_t output_zero_point, int64_t output_min,
                                       int64_t output_max, TensorRef out) {
   using namespace detail;
-  if (!initialize(ctx, op_name::add_kernel) || !check_elementwise(ctx, op_name::add_kernel, {"self", "other", "out"}, {self, other, out})) return nullptr;
+  if (!initialize(ctx, op_name::add_kernel) || !check_broadcast(ctx, op_name::add_kernel, self, other, out, XNN_MAX_TENSOR_DIMS, true)) return nullptr;
   const auto a = quant_params(ctx, op_name::add_kernel, "self", self_scale, self_zero_point);
   const auto b = a ? quant_params(ctx, op_name::add_kernel, "other", other_scale, other_zero_point) : std::nullopt;
   const auto o = b ? output_params(ctx, op_name::add_kernel, output_scale, output_zero_point, output_min, output_max) : std::nullopt;
@@ -25,7 +26,15 @@ std::unique_ptr<AddState> add_prepare(KernelContext& ctx, TensorRef self, double
   state->self = *a;
   state->other = *b;
   state->output = *o;
-  state->numel = self.numel();
+  const std::vector<int64_t> order = dim_order_of(out);
+  state->rank = order.size();
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    state->self_shape[i] = static_cast<std::size_t>(self.size(order[i]));
+    state->other_shape[i] = static_cast<std::size_t>(other.size(order[i]));
+  }
+  state->self_numel = self.numel();
+  state->other_numel = other.numel();
+  state->out_numel = out.numel();
   return state;
 }
 
@@ -41,13 +50,12 @@ std::unique_ptr<detail::RunStateOperator> add_instantiate(KernelContext& ctx, co
 bool add_run(KernelContext& ctx, const AddState& s, detail::RunStateOperator& instance, const RunEnvironment& env,
              TensorRef self, double, int64_t, TensorRef other, double, int64_t, double, int64_t, int64_t, int64_t,
              TensorRef out) {
-  if (self.numel() != s.numel || other.numel() != s.numel || out.numel() != s.numel || self.data() == nullptr ||
+  if (self.numel() != s.self_numel || other.numel() != s.other_numel || out.numel() != s.out_numel || self.data() == nullptr ||
       other.data() == nullptr || out.data() == nullptr)
     return detail::fail(ctx, op_name::add_kernel, "the run's tensors are not those the kernel was prepared for");
-  const std::size_t shape[1] = {static_cast<std::size_t>(s.numel)};
   return instance.run(ctx, op_name::add_kernel, env, self.data(), other.data(), out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
-    return xnn_setup_add_nd_qs8(op, 1, shape, 1, shape, self.data_as<const int8_t>(), other.data_as<const int8_t>(),
-                                out.data_as<int8_t>(), pool);
+    return xnn_setup_add_nd_qs8(op, s.rank, s.self_shape.data(), s.rank, s.other_shape.data(),
+                                self.data_as<const int8_t>(), other.data_as<const int8_t>(), out.data_as<int8_t>(), pool);
   });
 }
 

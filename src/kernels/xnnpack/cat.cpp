@@ -4,23 +4,11 @@
 // pixel's channels of every input are copied in turn.
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
 #include "kernels.h"
 
 namespace et_ops::kernels::xnnpack {
 namespace {
-
-// out's dimensions outermost first (by stride; size-1 dimensions, whose
-// strides say nothing, by index).
-std::vector<int64_t> dim_order_of(TensorRef out) {
-  std::vector<int64_t> order(static_cast<std::size_t>(out.dim()));
-  std::iota(order.begin(), order.end(), int64_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return out.size(a) > 1 && out.size(b) > 1 && out.stride(a) > out.stride(b);
-  });
-  return order;
-}
 
 bool check_cat_tensors(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out, int64_t& wrapped) {
   using namespace detail;
@@ -60,7 +48,7 @@ bool check_cat_tensors(KernelContext& ctx, TensorList tensors, int64_t dim, Tens
 std::unique_ptr<CatState> cat_prepare(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out) {
   int64_t wrapped = 0;
   if (!check_cat_tensors(ctx, tensors, dim, out, wrapped)) return nullptr;
-  const std::vector<int64_t> order = dim_order_of(out);
+  const std::vector<int64_t> order = detail::dim_order_of(out);
   const auto position = std::find(order.begin(), order.end(), wrapped) - order.begin();
   auto state = std::make_unique<CatState>();
   // The dimensions before `dim` in memory make the steps; those after, each block.

@@ -3,7 +3,9 @@
 
 #include <cpuinfo.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <cstdlib>
 #include <limits>
 #include <string_view>
@@ -106,6 +108,41 @@ bool has_dim_order(TensorRef t, const int64_t* order) {
     const int64_t d = order[i];
     if (t.size(d) != 1 && t.stride(d) != expected) return false;
     expected *= t.size(d);
+  }
+  return true;
+}
+
+std::vector<int64_t> dim_order_of(TensorRef t) {
+  std::vector<int64_t> order(static_cast<std::size_t>(t.dim()));
+  std::iota(order.begin(), order.end(), int64_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return t.size(a) > 1 && t.size(b) > 1 && t.stride(a) > t.stride(b);
+  });
+  return order;
+}
+
+bool check_broadcast(KernelContext& ctx, const char* op, TensorRef self, TensorRef other, TensorRef out,
+                     int64_t max_rank, bool same_dim_order) {
+  const char* names[] = {"self", "other", "out"};
+  const TensorRef tensors[] = {self, other, out};
+  if (out.dim() > max_rank) return fail(ctx, op, "out has {} dimensions, at most {} are supported", out.dim(), max_rank);
+  const std::vector<int64_t> order = dim_order_of(out);
+  for (int i = 0; i < 3; ++i) {
+    if (!check_dtype(ctx, op, names[i], tensors[i], DType::Int8)) return false;
+    if (tensors[i].numel() <= 0) return fail(ctx, op, "{} is empty ({})", names[i], shape_string(tensors[i]));
+    if (tensors[i].dim() != out.dim())
+      return fail(ctx, op, "{} has {} dimensions, out {}: they must have the same rank", names[i], tensors[i].dim(),
+                  out.dim());
+    if (!kernels::detail::is_dense(tensors[i]) || (same_dim_order && !has_dim_order(tensors[i], order.data())))
+      return fail(ctx, op, "{} has strides {}, not a dense layout of sizes {}{}", names[i],
+                  kernels::detail::list_string(tensors[i].strides(), tensors[i].dim()), shape_string(tensors[i]),
+                  same_dim_order ? " in out's dim order" : "");
+  }
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    const int64_t a = self.size(d), b = other.size(d);
+    if ((a != b && a != 1 && b != 1) || out.size(d) != std::max(a, b))
+      return fail(ctx, op, "self {} and other {} do not broadcast to out {} (dimension {})", shape_string(self),
+                  shape_string(other), shape_string(out), d);
   }
   return true;
 }

@@ -23,10 +23,14 @@ namespace et_ops::kernels::xnnpack {
 using Conv2dState = detail::ConvolutionState;
 using LinearState = detail::ConvolutionState;
 
+// An addition, broadcasting: the operands' sizes in out's memory order
+// (outermost first), as XNNPACK broadcasts them.
 struct AddState {
   detail::QuantParams self, other;
   detail::OutputParams output;
-  int64_t numel = 0;
+  std::size_t rank = 0;
+  std::array<std::size_t, XNN_MAX_TENSOR_DIMS> self_shape{}, other_shape{};
+  int64_t self_numel = 0, other_numel = 0, out_numel = 0;
 };
 
 struct PoolingState {

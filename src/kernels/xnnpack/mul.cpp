@@ -2,49 +2,17 @@
 // dimension of size 1 repeats), computed as the reference path computes
 // dequantize(self) * dequantize(other) -> quantize, in float32
 // (reference_arithmetic.h): the same bytes, on every layout.
-#include <algorithm>
-#include <numeric>
-
 #include "kernels.h"
 
 namespace et_ops::kernels::xnnpack {
 namespace {
 
-// self and other: int8, out's rank, each dimension out's size or 1; out:
-// int8, dense, every size the larger of the operands'.
-bool check_mul_tensors(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  using namespace detail;
-  const char* op = op_name::mul_kernel;
-  const char* names[] = {"self", "other", "out"};
-  const TensorRef tensors[] = {self, other, out};
-  for (int i = 0; i < 3; ++i) {
-    if (!check_dtype(ctx, op, names[i], tensors[i], DType::Int8)) return false;
-    if (tensors[i].numel() <= 0) return fail(ctx, op, "{} is empty ({})", names[i], shape_string(tensors[i]));
-    if (tensors[i].dim() != out.dim() || out.dim() > ET_OPS_MAX_DIMS)
-      return fail(ctx, op, "{} has {} dimensions, out {}: they must have the same rank", names[i], tensors[i].dim(),
-                  out.dim());
-    if (!kernels::detail::is_dense(tensors[i]))
-      return fail(ctx, op, "{} has strides {}, not a dense layout of sizes {}", names[i],
-                  kernels::detail::list_string(tensors[i].strides(), tensors[i].dim()), shape_string(tensors[i]));
-  }
-  for (int64_t d = 0; d < out.dim(); ++d) {
-    const int64_t a = self.size(d), b = other.size(d);
-    if ((a != b && a != 1 && b != 1) || out.size(d) != std::max(a, b))
-      return fail(ctx, op, "self {} and other {} do not broadcast to out {} (dimension {})", shape_string(self),
-                  shape_string(other), shape_string(out), d);
-  }
-  return true;
-}
-
-// The dimensions in out's memory order, outermost first (by stride; ties,
-// from dimensions of size 1, by index).
+// The dimensions in out's memory order, outermost first.
 void walk_order(TensorRef self, TensorRef other, TensorRef out, MulState& s) {
-  int64_t order[ET_OPS_MAX_DIMS];
-  std::iota(order, order + out.dim(), int64_t(0));
-  std::stable_sort(order, order + out.dim(), [&](int64_t a, int64_t b) { return out.stride(a) > out.stride(b); });
+  const std::vector<int64_t> order = detail::dim_order_of(out);
   s.rank = out.dim();
   for (int64_t i = 0; i < s.rank; ++i) {
-    const int64_t d = order[i];
+    const int64_t d = order[std::size_t(i)];
     s.sizes[i] = out.size(d);
     s.out_strides[i] = out.stride(d);
     s.self_strides[i] = self.size(d) == 1 ? 0 : self.stride(d);
@@ -74,7 +42,7 @@ std::unique_ptr<MulState> mul_prepare(KernelContext& ctx, TensorRef self, double
                                       int64_t output_max, TensorRef out) {
   using namespace detail;
   const char* op = op_name::mul_kernel;
-  if (!check_mul_tensors(ctx, self, other, out) || !quant_params(ctx, op, "self", self_scale, self_zero_point) ||
+  if (!check_broadcast(ctx, op, self, other, out, ET_OPS_MAX_DIMS, false) || !quant_params(ctx, op, "self", self_scale, self_zero_point) ||
       !quant_params(ctx, op, "other", other_scale, other_zero_point) ||
       !output_params(ctx, op, output_scale, output_zero_point, output_min, output_max))
     return nullptr;

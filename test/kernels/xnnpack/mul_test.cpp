@@ -31,29 +31,16 @@ struct Mul {
     fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 41);
     fill_random(other.data<int8_t>(), std::size_t(other.tensor->numel()), 42);
   }
-  // The element of `t` at out's logical index (a dimension of size 1 repeats).
-  static int8_t at(const OwnedTensor& t, const std::vector<int64_t>& index) {
-    int64_t offset = 0;
-    for (std::size_t d = 0; d < index.size(); ++d) offset += (t.tensor->ref().size(int64_t(d)) == 1 ? 0 : index[d]) * t.tensor->ref().stride(int64_t(d));
-    return t.data<int8_t>()[offset];
-  }
   // Expected bytes of out, in its memory.
   std::vector<int8_t> reference() const {
     std::vector<int8_t> expected(std::size_t(out.tensor->numel()));
     const float inverse = float(1.0 / c.out_scale);
-    std::vector<int64_t> index(c.out_sizes.size(), 0);
-    for (std::size_t n = 0; n < expected.size(); ++n) {
-      const float a = (float(at(self, index)) - float(self_zp)) * float(self_scale);
-      const float b = (float(at(other, index)) - float(other_zp)) * float(other_scale);
+    for_each_broadcast(*self.tensor, *other.tensor, *out.tensor, [&](int64_t to, int64_t i, int64_t j) {
+      const float a = (float(self.data<int8_t>()[i]) - float(self_zp)) * float(self_scale);
+      const float b = (float(other.data<int8_t>()[j]) - float(other_zp)) * float(other_scale);
       const float q = std::nearbyint((a * b) * inverse) + float(out_zp);
-      int64_t offset = 0;
-      for (std::size_t d = 0; d < index.size(); ++d) offset += index[d] * out.tensor->ref().stride(int64_t(d));
-      expected[std::size_t(offset)] = int8_t(std::fmin(std::fmax(q, float(c.out_min)), float(c.out_max)));
-      for (std::size_t d = index.size(); d-- > 0;) {
-        if (++index[d] < c.out_sizes[d]) break;
-        index[d] = 0;
-      }
-    }
+      expected[std::size_t(to)] = int8_t(std::fmin(std::fmax(q, float(c.out_min)), float(c.out_max)));
+    });
     return expected;
   }
   Call call() { return binary_call(*this); }

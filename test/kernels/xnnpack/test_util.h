@@ -121,6 +121,27 @@ Call binary_call(Fixture& f) {
   return call;
 }
 
+// Calls f(out_offset, self_offset, other_offset) for every element of out,
+// the operands broadcast (a dimension of size 1 repeats); offsets in elements.
+template <typename F>
+void for_each_broadcast(TensorRef self, TensorRef other, TensorRef out, F f) {
+  std::vector<int64_t> index(std::size_t(out.dim()), 0);
+  for (int64_t n = 0; n < out.numel(); ++n) {
+    int64_t to = 0, a = 0, b = 0;
+    for (int64_t d = 0; d < out.dim(); ++d) {
+      const int64_t i = index[std::size_t(d)];
+      to += i * out.stride(d);
+      a += (self.size(d) == 1 ? 0 : i) * self.stride(d);
+      b += (other.size(d) == 1 ? 0 : i) * other.stride(d);
+    }
+    f(to, a, b);
+    for (int64_t d = out.dim(); d-- > 0;) {
+      if (++index[std::size_t(d)] < out.size(d)) break;
+      index[std::size_t(d)] = 0;
+    }
+  }
+}
+
 // Round half to even, then clamp: how the reference requantizes.
 inline int8_t requantize(double value, int64_t zero_point, int64_t low = -128, int64_t high = 127) {
   const double q = std::nearbyint(value) + double(zero_point);
