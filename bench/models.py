@@ -62,6 +62,12 @@ import et_ops.models  # noqa: E402
 ARCHITECTURES = {
     "resnet18": (lambda: torchvision.models.quantization.resnet18(weights=None, quantize=False), None),
     "mobilenet_v2": (lambda: torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False), None),
+    "mobilenet_v3_large": (lambda: torchvision.models.quantization.mobilenet_v3_large(weights=None, quantize=False),
+                           None),
+    # torchvision 0.14 has no quantizable MobileNetV3-Small: FX quantizes the float model
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(weights=None), None),
+    "googlenet": (lambda: torchvision.models.quantization.googlenet(weights=None, quantize=False, aux_logits=False,
+                                                                    init_weights=False), None),
     "mlp": (et_ops.models.MLP, (4, 16)),  # the exporter's built-in example
 }
 DEFAULT_MODELS = "resnet18,mobilenet_v2"

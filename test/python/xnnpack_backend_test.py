@@ -36,6 +36,8 @@ ARCHITECTURES = {
     "mobilenet_v2": (lambda: QUANTIZABLE.mobilenet_v2(weights=None, quantize=False), (1, 3, 64, 64), "qnnpack"),
     "mobilenet_v2_x86": (lambda: QUANTIZABLE.mobilenet_v2(weights=None, quantize=False), (1, 3, 64, 64), "x86"),
     "resnet18_fbgemm": (lambda: QUANTIZABLE.resnet18(weights=None, quantize=False), (1, 3, 64, 64), "fbgemm"),
+    # hardswish, squeeze-excitation (hardsigmoid, a broadcasting mul): one layout throughout
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(weights=None), (1, 3, 64, 64), "qnnpack"),
 }
 # An int8 backend is held to PyTorch's own quantized engine computing as it
 # does (int32 bias, float32 requantization: qnnpack) on the same quantized
@@ -105,6 +107,101 @@ class XnnpackBackendTest(unittest.TestCase):
                               if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)))
                 self.assertLess(len(program.to_bytes()), 2 * weights, "weights must stay one byte each")
         self.assertIn("et_xnnpack::max_pool2d.out", self.programs["resnet18"][4].operators)
+
+    def instructions(self, path):
+        inspect = subprocess.run([TOOL, "inspect", path, "--json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(inspect.returncode, 0, inspect.stderr)
+        return [i["op"] for i in json.loads(inspect.stdout)["instructions"]]
+
+    def test_mobilenet_v3_runs_in_one_layout(self):
+        # Without int8 hardswish, hardsigmoid and mul, each falls back to the
+        # reference path and its tensor crosses layouts (47 convert_layout
+        # among 52 convolutions): now only the input's conversion is left.
+        ops = self.instructions(self.programs["mobilenet_v3_small"][5])
+        self.assertEqual(ops.count("et_xnnpack::conv2d.out"), 52)
+        self.assertEqual(ops.count("et_xnnpack::convert_layout.out"), 1)
+        for op in ("et_xnnpack::hardswish.out", "et_xnnpack::hardsigmoid.out", "et_xnnpack::mul.out"):
+            self.assertIn(op, ops)
+        for op in ("aten::hardswish.out", "aten::hardsigmoid.out", "aten::mul.out"):
+            self.assertNotIn(op, ops)
+
+    def test_an_inception_block_runs_in_one_layout(self):
+        # GoogLeNet's pattern: max pooling with ceil_mode, branches joined by
+        # cat (their outputs share the cat's quantization), then a
+        # broadcasting addition: int8 throughout, converted only at the input
+        # and the float output.
+        def conv(c_in, c_out, k, **kw):
+            return torch.nn.Sequential(torch.nn.Conv2d(c_in, c_out, k, **kw), torch.nn.ReLU())
+
+        class Inception(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = torch.nn.Sequential(conv(3, 16, 3, stride=2), torch.nn.MaxPool2d(3, 2, ceil_mode=True))
+                self.branches = torch.nn.ModuleList([
+                    conv(16, 8, 1), torch.nn.Sequential(conv(16, 8, 1), conv(8, 8, 3, padding=1)),
+                    torch.nn.Sequential(torch.nn.MaxPool2d(3, 1, 1, ceil_mode=True), conv(16, 4, 1))])
+                self.head = torch.nn.Conv2d(20, 8, 1)
+
+            def forward(self, x):
+                x = self.stem(x)
+                y = self.head(torch.cat([branch(x) for branch in self.branches], 1))
+                return y + torch.nn.functional.adaptive_avg_pool2d(y, 1)  # an addition, broadcast
+
+        torch.manual_seed(0)
+        model, shape = Inception().eval(), (1, 3, 29, 31)
+        x, calibration = normal(shape, 0), [normal(shape, 1 + i) for i in range(3)]
+        reference = ex.quantize(model, (x,), calibration)
+        program = ex.export(reference, (x,), backend="xnnpack")
+        path = os.path.join(self.dir, "inception.etp")
+        program.save(path)
+        ops = self.instructions(path)
+        self.assertEqual(ops.count("et_xnnpack::cat.out"), 1)
+        self.assertEqual(ops.count("et_xnnpack::max_pool2d.out"), 2)
+        self.assertEqual(ops.count("et_xnnpack::convert_layout.out"), 2)
+        self.assertEqual(ops.count("et_xnnpack::add.out"), 1)
+        for op in ("aten::cat.out", "aten::add.out"):
+            self.assertNotIn(op, ops)
+        loaded = et_ops.load(path)
+        (output,) = loaded.run([x.numpy()])
+        self.assertEqual(output.tobytes(), loaded.run([x.numpy()], threads=2)[0].tobytes())
+        with torch.no_grad():
+            reference_output = reference(x).numpy()
+        step = program.quantization["outputs"][0]["scale"]
+        measured = export_contract.distance(output, reference_output, step)
+        engine = export_contract.distance(pytorch_output(model, x, calibration, "qnnpack", "qnnpack"),
+                                          reference_output, step)
+        self.assertLessEqual(measured.max_steps, max(MARGIN * engine.max_steps, MAX_FLOOR), f"{measured}; {engine}")
+        self.assertLessEqual(measured.mean_steps, max(MARGIN * engine.mean_steps, MEAN_FLOOR), f"{measured}; {engine}")
+
+    def test_activations_and_broadcasting_mul_give_the_reference_paths_bytes(self):
+        # No convolution: every int8 operator here computes as the reference
+        # path does, so both backends' programs give the same bytes, on
+        # channels-last and contiguous tensors and with either operand broadcast.
+        class Activations(torch.nn.Module):
+            def forward(self, x, s):
+                scale = torch.nn.functional.hardsigmoid(s)
+                return (torch.nn.functional.hardswish(x) * scale, scale * torch.sigmoid(x),
+                        torch.sigmoid(s) * torch.nn.functional.hardswish(s))
+
+        shapes = ((1, 24, 9, 11), (1, 24, 1, 1))
+        inputs = tuple(3 * normal(shape, 10 + i) for i, shape in enumerate(shapes))
+        calibration = [tuple(3 * normal(shape, 20 + 2 * b + i) for i, shape in enumerate(shapes)) for b in range(2)]
+        reference = ex.quantize(Activations().eval(), inputs, calibration)
+        beyond_calibration = [4 * normal(shape, 30 + i).numpy() for i, shape in enumerate(shapes)]
+        outputs = {}
+        for backend in ("reference", "xnnpack"):
+            program = ex.export(reference, inputs, backend=backend)
+            path = os.path.join(self.dir, f"activations_{backend}.etp")
+            program.save(path)
+            outputs[backend] = et_ops.load(path).run(beyond_calibration)
+            if backend == "xnnpack":
+                ops = self.instructions(path)
+                for op in ("et_xnnpack::hardswish.out", "et_xnnpack::hardsigmoid.out", "et_xnnpack::sigmoid.out"):
+                    self.assertIn(op, ops)
+                self.assertEqual(ops.count("et_xnnpack::mul.out"), 3)
+                self.assertNotIn("aten::mul.out", ops)
+        for reference_output, output in zip(outputs["reference"], outputs["xnnpack"]):
+            self.assertEqual(reference_output.tobytes(), output.tobytes())
 
     def test_numbers_are_held_to_pytorchs_quantized_engine(self):
         for name, (model, x, calibration, _, program, path, reference_output) in self.programs.items():

@@ -7,8 +7,9 @@ returns a new one in which every pattern
 
 whose OP is a convolution, a linear layer (weights int8, symmetric, per
 tensor or per channel, dequantized from constants), an addition of two
-dequantized tensors, a global average pooling or a max pooling with
-unchanged quantization parameters, becomes one `et_xnnpack::*` operator
+dequantized tensors or a multiplication (both broadcasting), a hardswish,
+hardsigmoid or sigmoid, a global average pooling, or a max pooling or a
+concatenation with unchanged quantization parameters, becomes one `et_xnnpack::*` operator
 computing in integers and requantizing, as PyTorch's quantized engines do.
 A following `dequantize -> relu | hardtanh -> quantize` with the same
 parameters folds into the operator's output clamp. Everything else stays on
@@ -40,15 +41,23 @@ HARDTANH = portable.hardtanh_out
 ADAPTIVE_AVG_POOL2D = portable.adaptive_avg_pool2d_out
 MEAN = portable.mean_out
 MAX_POOL2D = portable.max_pool2d_with_indices_out
+MUL = portable.mul_out
+CAT = portable.cat_out
+# float activation -> its int8 operator (a table made by the reference's arithmetic)
+ACTIVATIONS = {portable.hardswish_out: xnnpack.hardswish_kernel, portable.hardsigmoid_out: xnnpack.hardsigmoid_kernel,
+               portable.sigmoid_out: xnnpack.sigmoid_kernel}
 
 CONV2D_INT8 = xnnpack.conv2d_kernel
 LINEAR_INT8 = xnnpack.linear_kernel
 ADD_INT8 = xnnpack.add_kernel
 ADAPTIVE_AVG_POOL2D_INT8 = xnnpack.adaptive_avg_pool2d_kernel
 MAX_POOL2D_INT8 = xnnpack.max_pool2d_kernel
+MUL_INT8 = xnnpack.mul_kernel
+CAT_INT8 = xnnpack.cat_kernel
 CONVERT_LAYOUT = xnnpack.convert_layout_kernel
 
-OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, CONVERT_LAYOUT)
+OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, MUL_INT8, CAT_INT8,
+             *ACTIVATIONS.values(), CONVERT_LAYOUT)
 CHANNELS_LAST = [0, 2, 3, 1]
 
 
@@ -69,8 +78,17 @@ class _Program:
             for position, v in enumerate(instruction["args"]):
                 if position in written:
                     self.producer[v] = n
-                else:
-                    self.readers.setdefault(v, []).append(n)
+            for v in self.read_by(instruction):
+                self.readers.setdefault(v, []).append(n)
+
+    def read_by(self, instruction):
+        """The values an instruction reads: its arguments but those it writes, and a list's tensors too."""
+        written = _written_arguments(instruction)
+        for position, v in enumerate(instruction["args"]):
+            if position not in written:
+                yield v
+                if self.values[v]["type"] in ("tensor_list", "optional_tensor_list"):
+                    yield from (t for t in self.values[v]["value"] if t is not None)
 
     def scalar(self, v):
         value = self.values[v]
@@ -198,6 +216,14 @@ def _match_at(p, n):
         a = ADD.read(args)
         if p.scalar(a.alpha) == 1:
             match = _add(p, m, a, consumed, y_q, out_q)
+    elif op == MUL:
+        match = _mul(p, m, MUL.read(args), consumed, y_q, out_q)
+    elif op == CAT:
+        a = CAT.read(args)
+        if clamp is None:
+            match = _cat(p, m, a, consumed, y_q, out_q)
+    elif op in ACTIVATIONS:
+        match = _lookup(p, m, ACTIVATIONS[op], SCHEMAS[op].read(args).self, consumed, y_q, out_q)
     elif op == ADAPTIVE_AVG_POOL2D:
         a = ADAPTIVE_AVG_POOL2D.read(args)
         if list(p.scalar(a.output_size)) == [1, 1] and len(p.values[a.self]["sizes"]) == 4:
@@ -231,8 +257,9 @@ def _output_args(b, match):
     return [b.double(q[0]), b.integer(q[1] - shift), b.integer(low - shift), b.integer(high - shift)]
 
 
-def _copy_value(p, b, v):
-    """Value v of the old program in the new builder (constants with their data)."""
+def _copy_value(p, b, v, item):
+    """Value v of the old program in the new builder (constants with their data; a list's tensors mapped by
+    `item`)."""
     value = p.values[v]
     if v in p.data:
         array = p.array(v)
@@ -251,6 +278,10 @@ def _copy_value(p, b, v):
         return b.scalar_type(value["value"])
     if value["type"] == "int_list":
         return b.int_list(value["value"])
+    if value["type"] == "tensor_list":
+        return b.tensor_list([item(t) for t in value["value"]])
+    if value["type"] == "optional_tensor_list":
+        return b.optional_tensor_list([None if t is None else item(t) for t in value["value"]])
     raise UsageError(f"value {v} of type {value['type']} cannot be copied")
 
 
@@ -301,9 +332,10 @@ def _linear(p, m, a, consumed, y_q, out_q):
     return _Match(LINEAR_INT8, consumed, [x_q], y_q, out_q, lambda b, new, clamp: arguments(b, new))
 
 
-def _add(p, m, operands, consumed, y_q, out_q):
+def _binary(p, m, operands, consumed, y_q, out_q, op):
+    """op on two dequantized activations (operands.self, operands.other)."""
     a, c = _activation(p, operands.self, m), _activation(p, operands.other, m)
-    if a is None or c is None or p.values[operands.self]["sizes"] != p.values[operands.other]["sizes"]:
+    if a is None or c is None:
         return None
     for dq, _, _ in (a, c):
         value = DQ.read(p.instructions[dq]["args"]).out
@@ -313,7 +345,62 @@ def _add(p, m, operands, consumed, y_q, out_q):
     def build(b, new, clamp):
         return [new(a[1]), *_quant_args(b, a[2]), new(c[1]), *_quant_args(b, c[2])]
 
-    return _Match(ADD_INT8, consumed, [a[1], c[1]], y_q, out_q, build)
+    return _Match(op, consumed, [a[1], c[1]], y_q, out_q, build)
+
+
+def _add(p, m, operands, consumed, y_q, out_q):
+    """An addition whose operands broadcast without a change of rank."""
+    if len(p.values[operands.self]["sizes"]) != len(p.values[operands.other]["sizes"]):
+        return None
+    return _binary(p, m, operands, consumed, y_q, out_q, ADD_INT8)
+
+
+def _mul(p, m, operands, consumed, y_q, out_q):
+    """A multiplication whose operands broadcast without a change of rank (a squeeze-excitation's scale)."""
+    if len(p.values[operands.self]["sizes"]) != len(p.values[operands.other]["sizes"]):
+        return None
+    return _binary(p, m, operands, consumed, y_q, out_q, MUL_INT8)
+
+
+def _cat(p, m, a, consumed, y_q, out_q):
+    """A concatenation of dequantized activations quantized as its output is (exact on the integers)."""
+    if p.values[a.tensors]["type"] != "tensor_list":
+        return None
+    items = p.values[a.tensors]["value"]
+    inputs = [_activation(p, v, m) for v in items]
+    if not items or any(x is None or x[2] != out_q for x in inputs):
+        return None
+    for v, (dq, _, _) in zip(items, inputs):
+        if p.only_reader(v, m) and dq not in consumed:
+            consumed.append(dq)
+    dim = p.scalar(a.dim)
+
+    def build(b, new, clamp):
+        return [b.tensor_list([new(x[1]) for x in inputs]), b.integer(dim)]
+
+    match = _Match(CAT_INT8, consumed, [x[1] for x in inputs], y_q, out_q, build)
+    match.plain_output = True  # no quantization arguments
+    return match
+
+
+def _lookup(p, m, op, source, consumed, y_q, out_q):
+    """An activation of one dequantized tensor: its int8 operator."""
+    x = _single_input(p, m, source, consumed)
+    if x is None:
+        return None
+    x_q, x_params = x
+    return _Match(op, consumed, [x_q], y_q, out_q, lambda b, new, clamp: [new(x_q), *_quant_args(b, x_params)])
+
+
+def _single_input(p, m, source, consumed):
+    """(int8 value, its parameters) of the one dequantized activation instruction m reads, recording in
+    `consumed` the dequantize when m is its only reader."""
+    x = _activation(p, source, m)
+    if x is None:
+        return None
+    dq_x, x_q, x_params = x
+    consumed += [dq_x] if p.only_reader(source, m) else []
+    return x_q, x_params
 
 
 def _is_global_average_pool(p, a):
@@ -325,11 +412,10 @@ def _is_global_average_pool(p, a):
 
 
 def _average_pool(p, m, source, consumed, y_q, out_q):
-    x = _activation(p, source, m)
+    x = _single_input(p, m, source, consumed)
     if x is None:
         return None
-    dq_x, x_q, x_params = x
-    consumed += [dq_x] if p.only_reader(source, m) else []
+    x_q, x_params = x
 
     def build(b, new, clamp):
         return [new(x_q), *_quant_args(b, x_params), b.int_list([1, 1])]
@@ -370,7 +456,7 @@ def _fold_clamps(p, matches, by_output):
             continue
         dq, x_q, _ = x
         match = by_output.get(x_q)
-        if match is None or match.op == MAX_POOL2D_INT8 or not p.only_reader(x_q, dq):
+        if match is None or getattr(match, "plain_output", False) or not p.only_reader(x_q, dq):
             continue
         clamp = _clamp_of(p, m, out_q)
         if clamp is None:
@@ -420,8 +506,7 @@ def _dead_instructions(p, matches, consumed):
         read = set(p.outputs) | {v for m in matches for v in m.inputs}
         for n, instruction in enumerate(p.instructions):
             if n not in consumed and n not in dead:
-                written = _written_arguments(instruction)
-                read.update(v for i, v in enumerate(instruction["args"]) if i not in written)
+                read.update(p.read_by(instruction))
         for n, instruction in enumerate(p.instructions):
             if n in consumed or n in dead:
                 continue
@@ -448,6 +533,7 @@ def _build(p, matches):
     # there they are a contiguous twin, copied by convert_layout.
     remaining = [n for n in range(len(p.instructions)) if n not in consumed]
     touched_by_reference = {v for n in remaining for v in p.instructions[n]["args"]} | set(p.outputs)
+    touched_by_reference |= {v for n in remaining for v in p.read_by(p.instructions[n])}
     needs_twin = {v for v in int8_values if channels_last(v) and v in touched_by_reference}
 
     b = ProgramBuilder(p.builder.name)
@@ -459,7 +545,7 @@ def _build(p, matches):
             if v in int8_values:
                 mapped[v] = b.tensor("int8", p.values[v]["sizes"], CHANNELS_LAST if channels_last(v) else None)
             else:
-                mapped[v] = _copy_value(p, b, v)
+                mapped[v] = _copy_value(p, b, v, reference)
         return mapped[v]
 
     def reference(v):

@@ -1,44 +1,16 @@
 // et_xnnpack::add.out: int8 elementwise addition with requantization and a
-// fused clamp (add + relu is add with output_min at the zero point).
+// fused clamp (add + relu is add with output_min at the zero point); an
+// operand's dimension of size 1 repeats (XNNPACK broadcasts).
 #include "kernels.h"
 
 namespace et_ops::kernels::xnnpack {
-namespace {
-
-// self, other and out: int8, the same sizes and the same dense layout, so
-// the addition runs over memory order.
-bool check_add_tensors(KernelContext& ctx, TensorRef self, TensorRef other, TensorRef out) {
-  using namespace detail;
-  const char* names[] = {"self", "other", "out"};
-  const TensorRef tensors[] = {self, other, out};
-  for (int i = 0; i < 3; ++i) {
-    if (!check_dtype(ctx, op_name::add_kernel, names[i], tensors[i], DType::Int8)) return false;
-    if (tensors[i].numel() <= 0) return fail(ctx, op_name::add_kernel, "{} is empty ({})", names[i], shape_string(tensors[i]));
-  }
-  for (int i = 1; i < 3; ++i) {
-    if (!self.same_shape(tensors[i]))
-      return fail(ctx, op_name::add_kernel, "{} has sizes {}, but self has {} (no broadcasting)", names[i], shape_string(tensors[i]),
-                  shape_string(self));
-    for (int64_t d = 0; d < self.dim(); ++d)
-      if (self.size(d) > 1 && self.stride(d) != tensors[i].stride(d))
-        return fail(ctx, op_name::add_kernel, "{} has strides {}, but self has {}: they must share one memory layout", names[i],
-                    kernels::detail::list_string(tensors[i].strides(), tensors[i].dim()),
-                    kernels::detail::list_string(self.strides(), self.dim()));
-  }
-  if (!kernels::detail::is_dense(self))
-    return fail(ctx, op_name::add_kernel, "self has strides {}, not a dense layout of sizes {}",
-                kernels::detail::list_string(self.strides(), self.dim()), shape_string(self));
-  return true;
-}
-
-}  // namespace
 
 std::unique_ptr<AddState> add_prepare(KernelContext& ctx, TensorRef self, double self_scale, int64_t self_zero_point,
                                       TensorRef other, double other_scale, int64_t other_zero_point,
                                       double output_scale, int64_t output_zero_point, int64_t output_min,
                                       int64_t output_max, TensorRef out) {
   using namespace detail;
-  if (!initialize(ctx, op_name::add_kernel) || !check_add_tensors(ctx, self, other, out)) return nullptr;
+  if (!initialize(ctx, op_name::add_kernel) || !check_broadcast(ctx, op_name::add_kernel, self, other, out, XNN_MAX_TENSOR_DIMS, true)) return nullptr;
   const auto a = quant_params(ctx, op_name::add_kernel, "self", self_scale, self_zero_point);
   const auto b = a ? quant_params(ctx, op_name::add_kernel, "other", other_scale, other_zero_point) : std::nullopt;
   const auto o = b ? output_params(ctx, op_name::add_kernel, output_scale, output_zero_point, output_min, output_max) : std::nullopt;
@@ -54,7 +26,15 @@ std::unique_ptr<AddState> add_prepare(KernelContext& ctx, TensorRef self, double
   state->self = *a;
   state->other = *b;
   state->output = *o;
-  state->numel = self.numel();
+  const std::vector<int64_t> order = dim_order_of(out);
+  state->rank = order.size();
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    state->self_shape[i] = static_cast<std::size_t>(self.size(order[i]));
+    state->other_shape[i] = static_cast<std::size_t>(other.size(order[i]));
+  }
+  state->self_numel = self.numel();
+  state->other_numel = other.numel();
+  state->out_numel = out.numel();
   return state;
 }
 
@@ -70,13 +50,12 @@ std::unique_ptr<detail::RunStateOperator> add_instantiate(KernelContext& ctx, co
 bool add_run(KernelContext& ctx, const AddState& s, detail::RunStateOperator& instance, const RunEnvironment& env,
              TensorRef self, double, int64_t, TensorRef other, double, int64_t, double, int64_t, int64_t, int64_t,
              TensorRef out) {
-  if (self.numel() != s.numel || other.numel() != s.numel || out.numel() != s.numel || self.data() == nullptr ||
+  if (self.numel() != s.self_numel || other.numel() != s.other_numel || out.numel() != s.out_numel || self.data() == nullptr ||
       other.data() == nullptr || out.data() == nullptr)
     return detail::fail(ctx, op_name::add_kernel, "the run's tensors are not those the kernel was prepared for");
-  const std::size_t shape[1] = {static_cast<std::size_t>(s.numel)};
   return instance.run(ctx, op_name::add_kernel, env, self.data(), other.data(), out.data(), [&](xnn_operator_t op, pthreadpool_t pool) {
-    return xnn_setup_add_nd_qs8(op, 1, shape, 1, shape, self.data_as<const int8_t>(), other.data_as<const int8_t>(),
-                                out.data_as<int8_t>(), pool);
+    return xnn_setup_add_nd_qs8(op, s.rank, s.self_shape.data(), s.rank, s.other_shape.data(),
+                                self.data_as<const int8_t>(), other.data_as<const int8_t>(), out.data_as<int8_t>(), pool);
   });
 }
 

@@ -3,7 +3,9 @@
 
 #include <cpuinfo.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <cstdlib>
 #include <limits>
 #include <string_view>
@@ -100,11 +102,7 @@ bool check_activation(KernelContext& ctx, const char* op, const char* name, Tens
   return true;
 }
 
-namespace {
-
-// Whether t's strides are those of `order` (outermost first), ignoring
-// dimensions of size 1.
-bool has_layout(TensorRef t, const int64_t* order) {
+bool has_dim_order(TensorRef t, const int64_t* order) {
   int64_t expected = 1;
   for (int64_t i = t.dim(); i-- > 0;) {
     const int64_t d = order[i];
@@ -114,18 +112,74 @@ bool has_layout(TensorRef t, const int64_t* order) {
   return true;
 }
 
-}  // namespace
+std::vector<int64_t> dim_order_of(TensorRef t) {
+  std::vector<int64_t> order(static_cast<std::size_t>(t.dim()));
+  std::iota(order.begin(), order.end(), int64_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return t.size(a) > 1 && t.size(b) > 1 && t.stride(a) > t.stride(b);
+  });
+  return order;
+}
+
+bool check_broadcast(KernelContext& ctx, const char* op, TensorRef self, TensorRef other, TensorRef out,
+                     int64_t max_rank, bool same_dim_order) {
+  const char* names[] = {"self", "other", "out"};
+  const TensorRef tensors[] = {self, other, out};
+  if (out.dim() > max_rank) return fail(ctx, op, "out has {} dimensions, at most {} are supported", out.dim(), max_rank);
+  const std::vector<int64_t> order = dim_order_of(out);
+  for (int i = 0; i < 3; ++i) {
+    if (!check_dtype(ctx, op, names[i], tensors[i], DType::Int8)) return false;
+    if (tensors[i].numel() <= 0) return fail(ctx, op, "{} is empty ({})", names[i], shape_string(tensors[i]));
+    if (tensors[i].dim() != out.dim())
+      return fail(ctx, op, "{} has {} dimensions, out {}: they must have the same rank", names[i], tensors[i].dim(),
+                  out.dim());
+    if (!kernels::detail::is_dense(tensors[i]) || (same_dim_order && !has_dim_order(tensors[i], order.data())))
+      return fail(ctx, op, "{} has strides {}, not a dense layout of sizes {}{}", names[i],
+                  kernels::detail::list_string(tensors[i].strides(), tensors[i].dim()), shape_string(tensors[i]),
+                  same_dim_order ? " in out's dim order" : "");
+  }
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    const int64_t a = self.size(d), b = other.size(d);
+    if ((a != b && a != 1 && b != 1) || out.size(d) != std::max(a, b))
+      return fail(ctx, op, "self {} and other {} do not broadcast to out {} (dimension {})", shape_string(self),
+                  shape_string(other), shape_string(out), d);
+  }
+  return true;
+}
 
 bool check_channels_last(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
   static constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
-  if (t.dim() == 4 && has_layout(t, kChannelsLast)) return true;
+  if (t.dim() == 4 && has_dim_order(t, kChannelsLast)) return true;
   return fail(ctx, op, "{} ({}) must be channels-last in memory (dim_order [0, 2, 3, 1]), got strides {}", name,
               shape_string(t), kernels::detail::list_string(t.strides(), t.dim()));
 }
 
+bool check_elementwise(KernelContext& ctx, const char* op, std::initializer_list<const char*> names,
+                       std::initializer_list<TensorRef> tensors) {
+  const char* const* name = names.begin();
+  const TensorRef first = *tensors.begin();
+  for (const TensorRef& t : tensors) {
+    if (!check_dtype(ctx, op, *name, t, DType::Int8)) return false;
+    if (t.numel() <= 0) return fail(ctx, op, "{} is empty ({})", *name, shape_string(t));
+    if (!first.same_shape(t))
+      return fail(ctx, op, "{} has sizes {}, but {} has {} (no broadcasting)", *name, shape_string(t), *names.begin(),
+                  shape_string(first));
+    for (int64_t d = 0; d < first.dim(); ++d)
+      if (first.size(d) > 1 && first.stride(d) != t.stride(d))
+        return fail(ctx, op, "{} has strides {}, but {} has {}: they must share one memory layout", *name,
+                    kernels::detail::list_string(t.strides(), t.dim()), *names.begin(),
+                    kernels::detail::list_string(first.strides(), first.dim()));
+    ++name;
+  }
+  if (!kernels::detail::is_dense(first))
+    return fail(ctx, op, "{} has strides {}, not a dense layout of sizes {}", *names.begin(),
+                kernels::detail::list_string(first.strides(), first.dim()), shape_string(first));
+  return true;
+}
+
 bool check_row_major(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
   static constexpr int64_t kRowMajor[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  if (t.dim() <= ET_OPS_MAX_DIMS && has_layout(t, kRowMajor)) return true;
+  if (t.dim() <= ET_OPS_MAX_DIMS && has_dim_order(t, kRowMajor)) return true;
   return fail(ctx, op, "{} ({}) must be contiguous (row-major), got strides {}", name, shape_string(t),
               kernels::detail::list_string(t.strides(), t.dim()));
 }

@@ -8,7 +8,9 @@
 #include <xnnpack.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <vector>
 
 #include "common/tensor_checks.h"
 #include "et_ops/kernel_library.h"
@@ -44,6 +46,23 @@ bool check_activation(KernelContext& ctx, const char* op, const char* name, Tens
 // A 4-dim [N, C, H, W] tensor whose memory is channels-last (N, H, W, C),
 // the layout XNNPACK reads and writes (dim_order [0, 2, 3, 1]).
 bool check_channels_last(KernelContext& ctx, const char* op, const char* name, TensorRef t);
+// Tensors of an elementwise operator (`names` and `tensors`, the first the
+// one the others are compared with): int8, not empty, the same sizes and one
+// dense layout, so the operator runs over memory order.
+bool check_elementwise(KernelContext& ctx, const char* op, std::initializer_list<const char*> names,
+                       std::initializer_list<TensorRef> tensors);
+// Whether t's memory is dense in the dim order `order` (outermost first),
+// ignoring dimensions of size 1.
+bool has_dim_order(TensorRef t, const int64_t* order);
+// t's dimensions outermost first in memory (by stride; size-1 dimensions,
+// whose strides say nothing, by index).
+std::vector<int64_t> dim_order_of(TensorRef t);
+// Operands of a broadcasting binary operator: self, other and out int8, not
+// empty, of out's rank (at most `max_rank`), each dimension out's size or 1,
+// out every size the larger of the operands'; out dense, and self and other
+// dense (in out's dim order when `same_dim_order`).
+bool check_broadcast(KernelContext& ctx, const char* op, TensorRef self, TensorRef other, TensorRef out,
+                     int64_t max_rank, bool same_dim_order);
 // A tensor whose elements are contiguous in memory (row-major).
 bool check_row_major(KernelContext& ctx, const char* op, const char* name, TensorRef t);
 // A constant of the program (it has data when the kernel is prepared).

@@ -6,33 +6,64 @@
 #ifndef ET_OPS_SRC_KERNELS_XNNPACK_KERNELS_H
 #define ET_OPS_SRC_KERNELS_XNNPACK_KERNELS_H
 
+#include <array>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "et_ops/kernels/xnnpack_operators.h"
 #include "convolution.h"
 #include "onednn_convolution.h"
 #include "engine.h"
 #include "quantization.h"
+#include "reference_arithmetic.h"
 
 namespace et_ops::kernels::xnnpack {
 
 using Conv2dState = detail::ConvolutionState;
 using LinearState = detail::ConvolutionState;
 
+// An addition, broadcasting: the operands' sizes in out's memory order
+// (outermost first), as XNNPACK broadcasts them.
 struct AddState {
   detail::QuantParams self, other;
   detail::OutputParams output;
-  int64_t numel = 0;
+  std::size_t rank = 0;
+  std::array<std::size_t, XNN_MAX_TENSOR_DIMS> self_shape{}, other_shape{};
+  int64_t self_numel = 0, other_numel = 0, out_numel = 0;
 };
 
 struct PoolingState {
   std::size_t batch = 0, channels = 0, height = 0, width = 0;
   uint32_t kernel_height = 1, kernel_width = 1, stride_height = 1, stride_width = 1;
   uint32_t padding_height = 0, padding_width = 0, dilation_height = 1, dilation_width = 1;
+  uint32_t extra_bottom = 0, extra_right = 0;  // ceil_mode's trailing padding beyond `padding`
   detail::QuantParams input;
   detail::OutputParams output;
   int64_t input_numel = 0, output_numel = 0;
+};
+
+// A table of the 256 outputs of an int8 activation.
+struct LookupState {
+  std::array<int8_t, 256> table{};
+  int64_t numel = 0;
+};
+
+// A broadcasting multiplication, walked in out's memory order: dimension i
+// of `order` (outermost first) has size sizes[i] and steps of out_strides[i],
+// self_strides[i] and other_strides[i] elements (0 where broadcast).
+struct MulState {
+  std::array<float, 256> self_values{}, other_values{};
+  detail::ReferenceQuantizer quantize{1.0, 0, INT8_MIN, INT8_MAX};
+  int64_t rank = 0, numel = 0, self_numel = 0, other_numel = 0;
+  std::array<int64_t, ET_OPS_MAX_DIMS> sizes{}, out_strides{}, self_strides{}, other_strides{};
+};
+
+// A concatenation as blocks: for each of `outer` steps, block_bytes[i]
+// bytes of tensors[i] in turn.
+struct CatState {
+  int64_t outer = 1, out_numel = 0;
+  std::vector<int64_t> block_bytes, numels;
 };
 
 struct LayoutState {
@@ -107,6 +138,32 @@ std::unique_ptr<RunStateOperator> max_pool2d_instantiate(KernelContext& ctx, con
 bool max_pool2d_run(KernelContext& ctx, const PoolingState& state, RunStateOperator& instance,
                     const RunEnvironment& env, TensorRef self, IntList, IntList, IntList, IntList, bool, TensorRef out);
 
+// ---- activations (activation.cpp) ----
+#define ET_XNNPACK_LOOKUP_DECLARATIONS(name)                                                                      \
+  std::unique_ptr<LookupState> name##_prepare(KernelContext& ctx, TensorRef self, double self_scale,              \
+                                              int64_t self_zero_point, double output_scale,                       \
+                                              int64_t output_zero_point, int64_t output_min, int64_t output_max,  \
+                                              TensorRef out);                                                     \
+  bool name##_run(KernelContext& ctx, const LookupState& state, const RunEnvironment& env, TensorRef self, double, \
+                  int64_t, double, int64_t, int64_t, int64_t, TensorRef out);
+ET_XNNPACK_LOOKUP_DECLARATIONS(hardswish)
+ET_XNNPACK_LOOKUP_DECLARATIONS(hardsigmoid)
+ET_XNNPACK_LOOKUP_DECLARATIONS(sigmoid)
+#undef ET_XNNPACK_LOOKUP_DECLARATIONS
+
+// ---- mul ----
+std::unique_ptr<MulState> mul_prepare(KernelContext& ctx, TensorRef self, double self_scale, int64_t self_zero_point,
+                                      TensorRef other, double other_scale, int64_t other_zero_point,
+                                      double output_scale, int64_t output_zero_point, int64_t output_min,
+                                      int64_t output_max, TensorRef out);
+bool mul_run(KernelContext& ctx, const MulState& state, const RunEnvironment& env, TensorRef self, double, int64_t,
+             TensorRef other, double, int64_t, double, int64_t, int64_t, int64_t, TensorRef out);
+
+// ---- cat ----
+std::unique_ptr<CatState> cat_prepare(KernelContext& ctx, TensorList tensors, int64_t dim, TensorRef out);
+bool cat_run(KernelContext& ctx, const CatState& state, const RunEnvironment& env, TensorList tensors, int64_t dim,
+             TensorRef out);
+
 // ---- layout ----
 std::unique_ptr<LayoutState> convert_layout_prepare(KernelContext& ctx, TensorRef self, TensorRef out);
 bool convert_layout_run(KernelContext& ctx, const LayoutState& state, const RunEnvironment& env, TensorRef self,
@@ -124,6 +181,11 @@ ET_XNNPACK_PREPARED(linear, &linear_instantiate)
 ET_XNNPACK_PREPARED(add, &add_instantiate)
 ET_XNNPACK_PREPARED(adaptive_avg_pool2d, &adaptive_avg_pool2d_instantiate)
 ET_XNNPACK_PREPARED(max_pool2d, &max_pool2d_instantiate)
+ET_XNNPACK_PREPARED(hardswish, nullptr)
+ET_XNNPACK_PREPARED(hardsigmoid, nullptr)
+ET_XNNPACK_PREPARED(sigmoid, nullptr)
+ET_XNNPACK_PREPARED(mul, nullptr)
+ET_XNNPACK_PREPARED(cat, nullptr)
 ET_XNNPACK_PREPARED(convert_layout, nullptr)
 #undef ET_XNNPACK_PREPARED
 

@@ -1,5 +1,6 @@
 // et_xnnpack::adaptive_avg_pool2d.out (to 1x1: global average pooling with
-// requantization) and et_xnnpack::max_pool2d.out (int8, exact), on
+// requantization) and et_xnnpack::max_pool2d.out (int8, exact; floor or
+// ceil rounding), on
 // channels-last tensors.
 #include <algorithm>
 
@@ -114,10 +115,6 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
       !window_pair(ctx, "padding", padding, 0, s.padding_height, s.padding_width) ||
       !window_pair(ctx, "dilation", dilation, 1, s.dilation_height, s.dilation_width))
     return nullptr;
-  if (ceil_mode) {
-    fail(ctx, op_name::max_pool2d_kernel, "ceil_mode must be false (XNNPACK pools with floor rounding)");
-    return nullptr;
-  }
   if (2 * s.padding_height > s.kernel_height || 2 * s.padding_width > s.kernel_width) {
     fail(ctx, op_name::max_pool2d_kernel, "padding [{}, {}] must be at most half of kernel_size [{}, {}]", s.padding_height,
          s.padding_width, s.kernel_height, s.kernel_width);
@@ -127,13 +124,21 @@ std::unique_ptr<PoolingState> max_pool2d_prepare(KernelContext& ctx, TensorRef s
   s.channels = static_cast<std::size_t>(self.size(1));
   s.height = static_cast<std::size_t>(self.size(2));
   s.width = static_cast<std::size_t>(self.size(3));
-  auto extent = [](int64_t in, int64_t k, int64_t st, int64_t p, int64_t d) {
+  // PyTorch's output extent; with ceil_mode a last, partial window that
+  // starts inside the input (or its leading padding), which XNNPACK pools
+  // as floor rounding over `extra` more rows (columns) of trailing padding.
+  auto extent = [&](int64_t in, int64_t k, int64_t st, int64_t p, int64_t d, uint32_t& extra) {
     const int64_t span = d * (k - 1) + 1, padded = in + 2 * p;
-    return padded < span ? 0 : (padded - span) / st + 1;
+    if (padded < span) return int64_t(0);
+    int64_t out = (padded - span + (ceil_mode ? st - 1 : 0)) / st + 1;
+    if (ceil_mode && (out - 1) * st >= in + p) --out;
+    extra = static_cast<uint32_t>(std::max<int64_t>(0, (out - 1) * st + span - padded));
+    return out;
   };
-  const int64_t expected[4] = {self.size(0), self.size(1),
-                               extent(self.size(2), s.kernel_height, s.stride_height, s.padding_height, s.dilation_height),
-                               extent(self.size(3), s.kernel_width, s.stride_width, s.padding_width, s.dilation_width)};
+  const int64_t expected[4] = {
+      self.size(0), self.size(1),
+      extent(self.size(2), s.kernel_height, s.stride_height, s.padding_height, s.dilation_height, s.extra_bottom),
+      extent(self.size(3), s.kernel_width, s.stride_width, s.padding_width, s.dilation_width, s.extra_right)};
   if (expected[2] <= 0 || expected[3] <= 0) {
     fail(ctx, op_name::max_pool2d_kernel, "the pooling window does not fit self {}", shape_string(self));
     return nullptr;
@@ -151,7 +156,8 @@ std::unique_ptr<detail::RunStateOperator> max_pool2d_instantiate(KernelContext& 
                                                                  IntList, IntList, IntList, IntList, bool, TensorRef) {
   if (is_subsample(s)) return std::make_unique<detail::RunStateOperator>(nullptr);
   return detail::create_operator(ctx, op_name::max_pool2d_kernel, "xnn_create_max_pooling2d_nhwc_s8", [&](xnn_operator_t* made) {
-    return xnn_create_max_pooling2d_nhwc_s8(s.padding_height, s.padding_width, s.padding_height, s.padding_width,
+    return xnn_create_max_pooling2d_nhwc_s8(s.padding_height, s.padding_width + s.extra_right,
+                                            s.padding_height + s.extra_bottom, s.padding_width,
                                             s.kernel_height, s.kernel_width, s.stride_height, s.stride_width,
                                             s.dilation_height, s.dilation_width, s.channels, s.channels, s.channels,
                                             INT8_MIN, INT8_MAX, 0, made);

@@ -16,6 +16,8 @@ struct Case {
   std::vector<uint8_t> dim_order;
   double out_scale = 0.07;
   int64_t out_min = -128, out_max = 127;
+  std::vector<int64_t> other_sizes = {};  // broadcast when given (else sizes)
+  std::vector<uint8_t> other_dim_order = {};
 };
 
 struct Add {
@@ -24,30 +26,29 @@ struct Add {
   double self_scale = 0.05, other_scale = 0.03;
   int64_t self_zp = -10, other_zp = 20, out_zp = 3;
   explicit Add(const Case& k)
-      : c(k), self(DType::Int8, k.sizes, k.dim_order), other(DType::Int8, k.sizes, k.dim_order),
+      : c(k), self(DType::Int8, k.sizes, k.dim_order),
+        other(DType::Int8, k.other_sizes.empty() ? k.sizes : k.other_sizes,
+              k.other_sizes.empty() ? k.dim_order : k.other_dim_order),
         out(DType::Int8, k.sizes, k.dim_order) {
     fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 21);
     fill_random(other.data<int8_t>(), std::size_t(other.tensor->numel()), 22);
   }
-  // The sum of element i in output steps, before rounding. Elementwise, so
-  // memory order is element order (all three tensors share a layout).
-  double sum(std::size_t i) const {
-    const double a = double(float(self_scale)) * (self.data<int8_t>()[i] - self_zp);
-    const double b = double(float(other_scale)) * (other.data<int8_t>()[i] - other_zp);
-    return (a + b) / double(float(c.out_scale));
+  // Each sum in output steps, before rounding, in out's memory order.
+  std::vector<double> sums() const {
+    std::vector<double> result(std::size_t(out.tensor->numel()));
+    for_each_broadcast(*self.tensor, *other.tensor, *out.tensor, [&](int64_t to, int64_t i, int64_t j) {
+      const double a = double(float(self_scale)) * (self.data<int8_t>()[i] - self_zp);
+      const double b = double(float(other_scale)) * (other.data<int8_t>()[j] - other_zp);
+      result[std::size_t(to)] = (a + b) / double(float(c.out_scale));
+    });
+    return result;
   }
   std::vector<int8_t> reference() const {
-    std::vector<int8_t> expected(std::size_t(out.tensor->numel()));
-    for (std::size_t i = 0; i < expected.size(); ++i)
-      expected[i] = requantize(sum(i), out_zp, c.out_min, c.out_max);
+    std::vector<int8_t> expected;
+    for (const double sum : sums()) expected.push_back(requantize(sum, out_zp, c.out_min, c.out_max));
     return expected;
   }
-  Call call() {
-    Call call;
-    call.tensor(self).real(self_scale).integer(self_zp).tensor(other).real(other_scale).integer(other_zp)
-        .real(c.out_scale).integer(out_zp).integer(c.out_min).integer(c.out_max).tensor(out);
-    return call;
-  }
+  Call call() { return binary_call(*this); }
 };
 
 }  // namespace
@@ -59,6 +60,8 @@ TEST_CASE("add agrees with the quantized addition's reference", "[xnnpack][add]"
       {{3, 33, 17}, {}},                        // long enough for every vector loop and its tail
       {{2, 9, 11}, {}, 0.012},                  // a small output scale: both ends of int8 saturate
       {{1, 8, 3, 5}, kChannelsLast, 0.02, 3, 90},  // a fused relu at the zero point, clamped above
+      {{1, 13, 5, 7}, kChannelsLast, 0.07, -128, 127, {1, 13, 1, 1}, {}},  // a per-channel term, broadcast
+      {{2, 3, 4}, {}, 0.07, -128, 127, {2, 1, 4}, {}},                      // broadcast in the middle
   };
   for (const Case& k : cases) {
     Add add(k);
@@ -66,9 +69,7 @@ TEST_CASE("add agrees with the quantized addition's reference", "[xnnpack][add]"
     Call call = add.call();
     run_on_one_and_two_threads(call, kAdd, add.out);
     const std::vector<int8_t> expected = add.reference();
-    std::vector<double> sums(expected.size());
-    for (std::size_t i = 0; i < sums.size(); ++i) sums[i] = add.sum(i);
-    check_exact_but_at_ties(add.out.data<int8_t>(), expected, sums);
+    check_exact_but_at_ties(add.out.data<int8_t>(), expected, add.sums());
     if (k.out_scale < 0.05) check_saturates(expected, k.out_min, k.out_max);  // the saturating cases
   }
 }
@@ -88,13 +89,15 @@ TEST_CASE("add names what is wrong with its arguments", "[xnnpack][add]") {
   CHECK_THAT(message([](Add& a) { a.out = OwnedTensor(DType::UInt8, {1, 6, 5, 3}, kChannelsLast); }),
              Contains("out must be int8, got uint8"));
   CHECK_THAT(message([](Add& a) { a.other = OwnedTensor(DType::Int8, {1, 5, 5, 3}, kChannelsLast); }),
-             Contains("other has sizes [1, 5, 5, 3], but self has [1, 6, 5, 3] (no broadcasting)"));
+             Contains("self [1, 6, 5, 3] and other [1, 5, 5, 3] do not broadcast to out [1, 6, 5, 3] (dimension 1)"));
   CHECK_THAT(message([](Add& a) { a.other = OwnedTensor(DType::Int8, {6, 5, 3}); }),
-             Contains("other has sizes [6, 5, 3], but self has [1, 6, 5, 3]"));
+             Contains("other has 3 dimensions, out 4: they must have the same rank"));
   CHECK_THAT(message([](Add& a) { a.out = OwnedTensor(DType::Int8, {1, 6, 5, 4}, kChannelsLast); }),
-             Contains("out has sizes [1, 6, 5, 4], but self has [1, 6, 5, 3]"));
+             Contains("do not broadcast to out [1, 6, 5, 4] (dimension 3)"));
   CHECK_THAT(message([](Add& a) { a.other = OwnedTensor(DType::Int8, {1, 6, 5, 3}); }),
-             Contains("other has strides"));
+             Contains("other has strides [90, 15, 3, 1], not a dense layout of sizes [1, 6, 5, 3] in out's dim order"));
+  CHECK_THAT(message([](Add& a) { a.out = OwnedTensor(DType::Int8, {1, 1, 1, 1, 1, 1, 6, 5, 3}); }),
+             Contains("out has 9 dimensions, at most 6 are supported"));
   CHECK_THAT(message([](Add& a) { a.self_scale = 0.0; }), Contains("self_scale must be a positive"));
   CHECK_THAT(message([](Add& a) { a.other_scale = -0.03; }), Contains("other_scale must be a positive"));
   CHECK_THAT(message([](Add& a) { a.c.out_scale = std::numeric_limits<double>::infinity(); }),

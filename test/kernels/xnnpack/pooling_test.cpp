@@ -67,23 +67,28 @@ struct AveragePool {
 struct MaxCase {
   int64_t n, c, h, w;
   std::vector<int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode = false;
 };
 
-// The output extent of one dimension (floor rounding; the error cases'
-// invalid strides count as 1).
-int64_t extent(int64_t in, int64_t k, int64_t stride, int64_t padding, int64_t dilation) {
-  return (in + 2 * padding - dilation * (k - 1) - 1) / std::max<int64_t>(stride, 1) + 1;
+// The output extent of one dimension as PyTorch computes it (the error
+// cases' invalid strides count as 1): with ceil_mode rounded up, but the
+// last window starts inside the input or its leading padding.
+int64_t extent(int64_t in, int64_t k, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode) {
+  stride = std::max<int64_t>(stride, 1);
+  const int64_t span = in + 2 * padding - dilation * (k - 1) - 1;
+  int64_t out = (span + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= in + padding) --out;
+  return out;
 }
 
 struct MaxPool {
   MaxCase k;
   int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
   OwnedTensor self, out;
-  bool ceil_mode = false;
   explicit MaxPool(const MaxCase& c)
       : k(c), kh(c.kernel[0]), kw(c.kernel.back()), sh(c.stride.empty() ? kh : c.stride[0]),
         sw(c.stride.empty() ? kw : c.stride.back()), ph(c.padding[0]), pw(c.padding.back()), dh(c.dilation[0]),
-        dw(c.dilation.back()), oh(extent(c.h, kh, sh, ph, dh)), ow(extent(c.w, kw, sw, pw, dw)),
+        dw(c.dilation.back()), oh(extent(c.h, kh, sh, ph, dh, c.ceil_mode)), ow(extent(c.w, kw, sw, pw, dw, c.ceil_mode)),
         self(DType::Int8, {c.n, c.c, c.h, c.w}, kChannelsLast), out(DType::Int8, {c.n, c.c, oh, ow}, kChannelsLast) {
     fill_random(self.data<int8_t>(), std::size_t(self.tensor->numel()), 32);
   }
@@ -107,7 +112,7 @@ struct MaxPool {
   }
   Call call() {
     Call call;
-    call.tensor(self).list(k.kernel).list(k.stride).list(k.padding).list(k.dilation).boolean(ceil_mode).tensor(out);
+    call.tensor(self).list(k.kernel).list(k.stride).list(k.padding).list(k.dilation).boolean(k.ceil_mode).tensor(out);
     return call;
   }
 };
@@ -140,6 +145,10 @@ TEST_CASE("max_pool2d agrees with the exact maximum of each window", "[xnnpack][
       {1, 7, 11, 10, {3, 3}, {1, 1}, {1, 1}, {2, 2}},      // dilated
       {1, 16, 6, 9, {2, 3}, {1, 2}, {1, 1}, {1}},          // rectangular windows and strides
       {1, 3, 5, 5, {1, 1}, {2, 2}, {0, 0}, {1, 1}},        // a 1x1 window: subsampling
+      {1, 9, 14, 13, {3}, {2}, {0}, {1}, true},            // ceil_mode: GoogLeNet's partial last windows
+      {1, 5, 7, 8, {2, 3}, {2, 2}, {1, 1}, {1}, true},     // ceil_mode, padded: the last window dropped
+      {1, 6, 10, 9, {3}, {2}, {1}, {2}, true},             // ceil_mode, dilated
+      {1, 3, 6, 6, {1}, {2}, {0}, {1}, true},              // ceil_mode, a 1x1 window
   };
   for (const MaxCase& k : cases) {
     INFO("c=" << k.c << " h=" << k.h << " w=" << k.w << " kernel=" << k.kernel[0] << "x" << k.kernel.back());
@@ -210,7 +219,8 @@ TEST_CASE("max_pool2d names what is wrong with its arguments", "[xnnpack][poolin
   CHECK_THAT(message([](MaxPool& p) { p.k.padding = {-1}; }), Contains("padding must be at least 0"));
   CHECK_THAT(message([](MaxPool& p) { p.k.padding = {2}; }), Contains("padding [2, 2] must be at most half of kernel_size [3, 3]"));
   CHECK_THAT(message([](MaxPool& p) { p.k.dilation = {1, 0}; }), Contains("dilation must be at least 1"));
-  CHECK_THAT(message([](MaxPool& p) { p.ceil_mode = true; }), Contains("ceil_mode must be false"));
+  CHECK_THAT(message([](MaxPool& p) { p.k.ceil_mode = true, p.self = OwnedTensor(DType::Int8, {1, 6, 8, 8}, kChannelsLast); }),
+             Contains("out has sizes [1, 6, 4, 4], expected [1, 6, 5, 5]"));
   CHECK_THAT(message([](MaxPool& p) { p.k.kernel = {5}, p.k.padding = {0}, p.self = OwnedTensor(DType::Int8, {1, 6, 3, 3}, kChannelsLast); }),
              Contains("the pooling window does not fit self [1, 6, 3, 3]"));
   CHECK_THAT(message([](MaxPool& p) { p.out = OwnedTensor(DType::Int8, {1, 6, 3, 4}, kChannelsLast); }),

@@ -65,6 +65,12 @@ class Call {
     return add(int_list_value(lists_.back().data(), static_cast<int64_t>(lists_.back().size())));
   }
   Call& none() { return add(none_value()); }
+  Call& tensors(const std::vector<OwnedTensor*>& ts) {
+    std::vector<et_ops_tensor*> raw;
+    for (OwnedTensor* t : ts) raw.push_back(const_cast<et_ops_tensor*>(t->tensor->raw()));
+    tensor_lists_.push_back(std::move(raw));
+    return add(tensor_list_value(tensor_lists_.back().data(), static_cast<int64_t>(tensor_lists_.back().size())));
+  }
 
   // Runs `op`'s registered kernel: on one thread its plain C-ABI kernel
   // (prepare, run and release in one call), on more its prepared functions
@@ -102,7 +108,39 @@ class Call {
   }
   std::deque<et_ops_value> values_;
   std::deque<std::vector<int64_t>> lists_;
+  std::deque<std::vector<et_ops_tensor*>> tensor_lists_;
 };
+
+// The arguments of an int8 binary operator (add.out and mul.out share their
+// shape) from a fixture's self, other, out and their quantization.
+template <typename Fixture>
+Call binary_call(Fixture& f) {
+  Call call;
+  call.tensor(f.self).real(f.self_scale).integer(f.self_zp).tensor(f.other).real(f.other_scale).integer(f.other_zp)
+      .real(f.c.out_scale).integer(f.out_zp).integer(f.c.out_min).integer(f.c.out_max).tensor(f.out);
+  return call;
+}
+
+// Calls f(out_offset, self_offset, other_offset) for every element of out,
+// the operands broadcast (a dimension of size 1 repeats); offsets in elements.
+template <typename F>
+void for_each_broadcast(TensorRef self, TensorRef other, TensorRef out, F f) {
+  std::vector<int64_t> index(std::size_t(out.dim()), 0);
+  for (int64_t n = 0; n < out.numel(); ++n) {
+    int64_t to = 0, a = 0, b = 0;
+    for (int64_t d = 0; d < out.dim(); ++d) {
+      const int64_t i = index[std::size_t(d)];
+      to += i * out.stride(d);
+      a += (self.size(d) == 1 ? 0 : i) * self.stride(d);
+      b += (other.size(d) == 1 ? 0 : i) * other.stride(d);
+    }
+    f(to, a, b);
+    for (int64_t d = out.dim(); d-- > 0;) {
+      if (++index[std::size_t(d)] < out.size(d)) break;
+      index[std::size_t(d)] = 0;
+    }
+  }
+}
 
 // Round half to even, then clamp: how the reference requantizes.
 inline int8_t requantize(double value, int64_t zero_point, int64_t low = -128, int64_t high = 127) {
