@@ -121,7 +121,8 @@ class CheckedInExamplesTest(unittest.TestCase):
 
     def test_a_preloaded_openblas_is_refused_rather_than_exporting_other_bytes(self):
         openblas = os.path.join(blas_directories("OpenBLAS (libopenblas0-pthread)")[0], "libblas.so.3")
-        env = dict(os.environ, LD_PRELOAD=openblas)
+        # After what the environment preloads already (the sanitizer build's runtimes, which must come first).
+        env = dict(os.environ, LD_PRELOAD=" ".join(filter(None, [os.environ.get("LD_PRELOAD"), openblas])))
         result = subprocess.run([sys.executable, "-m", "et_ops.export", "--model", "mlp", "--output-dir",
                                  os.path.join(self.dir, "preloaded")], capture_output=True, text=True, timeout=300,
                                 env=env)
