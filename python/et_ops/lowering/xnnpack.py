@@ -24,7 +24,7 @@ copies between layouts where a tensor crosses from one path to the other.
 import numpy as np
 
 from .._operators import OPERATORS as SCHEMAS, portable, quantized, xnnpack
-from ..etp import NUMPY_DTYPES, ProgramBuilder
+from ..etp import NUMPY_DTYPES, ProgramBuilder, Sym
 from ..errors import UsageError
 
 NAME = "xnnpack"
@@ -231,18 +231,35 @@ def _output_args(b, match):
     return [b.double(q[0]), b.integer(q[1] - shift), b.integer(low - shift), b.integer(high - shift)]
 
 
-def _copy_value(p, b, v):
-    """Value v of the old program in the new builder (constants with their data)."""
+def _symbolic(entries):
+    """Sizes or ints of a header (a symbolic entry is a {"sym", "mul", "add"} object) as a builder takes them."""
+    def entry(e):
+        return Sym(e["sym"], e["mul"], e["add"]) if isinstance(e, dict) else e
+    return [entry(e) for e in entries] if isinstance(entries, list) else entry(entries)
+
+
+def _empty_like(builder, **metadata):
+    """A new ProgramBuilder with `builder`'s name, symbols and metadata (updated by `metadata`)."""
+    b = ProgramBuilder(builder.name)
+    for symbol in builder._symbols:
+        b.symbol(symbol["name"], symbol["min"], symbol["max"])
+    b.metadata = dict(builder.metadata, **metadata)
+    return b
+
+
+def _copy_value(p, b, v, new=None):
+    """Value v of the old program in the new builder (constants and states with their data); `new` maps
+    the tensors a tensor list names."""
     value = p.values[v]
     if v in p.data:
         array = p.array(v)
-        return b.constant(array, value["dtype"])
+        return (b.state if value.get("state") else b.constant)(array, value["dtype"])
     if value["type"] == "tensor":
-        return b.tensor(value["dtype"], value["sizes"], value.get("dim_order"))
+        return b.tensor(value["dtype"], _symbolic(value["sizes"]), value.get("dim_order"))
     if value["type"] == "none":
         return b.none()
     if value["type"] == "int":
-        return b.integer(value["value"])
+        return b.integer(_symbolic(value["value"]))
     if value["type"] == "double":
         return b.double(value["value"])
     if value["type"] == "bool":
@@ -250,7 +267,13 @@ def _copy_value(p, b, v):
     if value["type"] == "scalar_type":
         return b.scalar_type(value["value"])
     if value["type"] == "int_list":
-        return b.int_list(value["value"])
+        return b.int_list(_symbolic(value["value"]))
+    if value["type"] == "string":
+        return b.string(value["value"])
+    if value["type"] == "tensor_list" and new is not None:
+        return b.tensor_list([new(t) for t in value["value"]])
+    if value["type"] == "optional_tensor_list" and new is not None:
+        return b.optional_tensor_list([None if t is None else new(t) for t in value["value"]])
     raise UsageError(f"value {v} of type {value['type']} cannot be copied")
 
 
@@ -450,8 +473,7 @@ def _build(p, matches):
     touched_by_reference = {v for n in remaining for v in p.instructions[n]["args"]} | set(p.outputs)
     needs_twin = {v for v in int8_values if channels_last(v) and v in touched_by_reference}
 
-    b = ProgramBuilder(p.builder.name)
-    b.metadata = dict(p.builder.metadata, backend=NAME)
+    b = _empty_like(p.builder, backend=NAME)
     mapped, twins = {}, {}
 
     def new(v):
