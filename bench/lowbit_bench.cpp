@@ -213,8 +213,10 @@ void run_linear(benchmark::State& state, const char* op) {
   state.counters["ops/s"] = benchmark::Counter(linear.ops(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_linear_8da4w(benchmark::State& state) { run_linear(state, "et_quantized::linear_8da4w.out"); }
-void BM_linear_int4(benchmark::State& state) { run_linear(state, "et_quantized::linear_int4.out"); }
+namespace op_name = et_ops::kernels::quantized::op_name;
+
+void BM_linear_8da4w(benchmark::State& state) { run_linear(state, op_name::linear_8da4w_out); }
+void BM_linear_int4(benchmark::State& state) { run_linear(state, op_name::linear_int4_out); }
 
 void shapes(benchmark::internal::Benchmark* b) {
   for (int64_t threads : {1, 2})
