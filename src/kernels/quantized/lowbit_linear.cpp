@@ -286,38 +286,36 @@ bool run_lowbit_linear(KernelContext& ctx, const LowbitLinear& state, const RunE
 
 namespace {
 
-// The typed entry points: prepare and run in one call, on one thread.
-bool prepare_and_run(KernelContext& ctx, const LowbitOperator& o, TensorRef input, TensorRef weight, TensorRef scales,
-                     int64_t group_size, std::optional<TensorRef> bias, TensorRef out) {
-  const std::unique_ptr<LowbitLinear> state =
-      prepare_lowbit_linear(ctx, o, input, weight, scales, group_size, bias, out);
+// The typed entry points: the prepared form's prepare and run in one call,
+// on one thread.
+template <typename Kernel, typename... Arguments>
+bool prepare_and_run(KernelContext& ctx, TensorRef input, Arguments... arguments) {
+  const std::unique_ptr<LowbitLinear> state = Kernel::prepare_fn(ctx, input, arguments...);
   if (!state) return false;
   const RunEnvironment one_thread{sizeof(RunEnvironment), 1, nullptr};
-  return run_lowbit_linear(ctx, *state, one_thread, input, bias, out);
+  return Kernel::run_fn(ctx, *state, one_thread, input, arguments...);
 }
-
-int64_t features(TensorRef input) { return input.dim() >= 1 ? input.size(input.dim() - 1) : 0; }
 
 }  // namespace
 
 bool linear_8da4w_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
                       int64_t group_size, std::optional<TensorRef> bias, TensorRef out) {
-  return prepare_and_run(ctx, k8da4w, input, weight, weight_scales, group_size, bias, out);
+  return prepare_and_run<GroupedLinearKernel<k8da4w>>(ctx, input, weight, weight_scales, group_size, bias, out);
 }
 
 bool linear_8da8w_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
                       std::optional<TensorRef> bias, TensorRef out) {
-  return prepare_and_run(ctx, k8da8w, input, weight, weight_scales, features(input), bias, out);
+  return prepare_and_run<ChannelLinearKernel<k8da8w>>(ctx, input, weight, weight_scales, bias, out);
 }
 
 bool linear_int4_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
                      int64_t group_size, std::optional<TensorRef> bias, TensorRef out) {
-  return prepare_and_run(ctx, kInt4, input, weight, weight_scales, group_size, bias, out);
+  return prepare_and_run<GroupedLinearKernel<kInt4>>(ctx, input, weight, weight_scales, group_size, bias, out);
 }
 
 bool linear_int8_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
                      std::optional<TensorRef> bias, TensorRef out) {
-  return prepare_and_run(ctx, kInt8, input, weight, weight_scales, features(input), bias, out);
+  return prepare_and_run<ChannelLinearKernel<kInt8>>(ctx, input, weight, weight_scales, bias, out);
 }
 
 }  // namespace et_ops::kernels::quantized
