@@ -25,8 +25,8 @@ chain's by float summation order only (docs/kernels-quantized.md gives the
 bound).
 """
 
-from .._operators import OPERATORS as SCHEMAS, portable, quantized
-from .xnnpack import _copy_value, _empty_like, _Program, _symbolic
+from .._operators import portable, quantized
+from .rewriting import Program, copy_value, empty_like, symbolic, written_arguments
 
 LINEAR = portable.linear_out
 VIEW_COPY = portable.view_copy_out
@@ -135,7 +135,7 @@ def _match(p, n):
 def _written(p, k):
     """The values instruction k writes (its schema's out arguments)."""
     args = p.instructions[k]["args"]
-    return {args[a.position] for a in SCHEMAS[p.instructions[k]["op"]].outputs()}
+    return {args[i] for i in written_arguments(p.instructions[k])}
 
 
 def _removed(p, fused):
@@ -158,7 +158,7 @@ def _removed(p, fused):
 
 def fuse_linears(builder):
     """A new ProgramBuilder with the quantized set's low-bit linears in place of the reference chains."""
-    p = _Program(builder)
+    p = Program(builder)
     fused = []
     for n, instruction in enumerate(p.instructions):
         if instruction["op"] == LINEAR:
@@ -170,12 +170,12 @@ def fuse_linears(builder):
     removed = _removed(p, fused)
     at = dict(fused)
 
-    b = _empty_like(p.builder)
+    b = empty_like(p.builder)
     mapped = {}
 
     def new(v):
         if v not in mapped:
-            mapped[v] = _copy_value(p, b, v, new)
+            mapped[v] = copy_value(p, b, v, new)
         return mapped[v]
 
     for v in p.inputs:
@@ -186,7 +186,7 @@ def fuse_linears(builder):
             source = new(m.input)
             if m.view is not None:
                 sizes, viewed = m.view
-                flattened = b.tensor("float32", _symbolic(p.values[viewed]["sizes"]))
+                flattened = b.tensor("float32", symbolic(p.values[viewed]["sizes"]))
                 b.instruction(VIEW_COPY, [source, new(sizes), flattened])
                 source = flattened
             args = [source, new(m.weight), new(m.scales)]

@@ -24,8 +24,7 @@ copies between layouts where a tensor crosses from one path to the other.
 import numpy as np
 
 from .._operators import OPERATORS as SCHEMAS, portable, quantized, xnnpack
-from ..etp import NUMPY_DTYPES, ProgramBuilder, Sym
-from ..errors import UsageError
+from .rewriting import Program, copy_value, empty_like, written_arguments
 
 NAME = "xnnpack"
 
@@ -50,51 +49,6 @@ CONVERT_LAYOUT = xnnpack.convert_layout_kernel
 
 OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, CONVERT_LAYOUT)
 CHANNELS_LAST = [0, 2, 3, 1]
-
-
-class _Program:
-    """A lowered program's values and instructions, with who produces and who reads each value."""
-
-    def __init__(self, builder):
-        self.builder = builder
-        self.values = [dict(v) for v in builder._values]
-        self.data = dict(builder._constants)
-        self.instructions = [dict(i, args=list(i["args"])) for i in builder._instructions]
-        self.outputs = list(builder._outputs)
-        self.inputs = list(builder._inputs)
-        self.producer = {}
-        self.readers = {}
-        for n, instruction in enumerate(self.instructions):
-            written = _written_arguments(instruction)
-            for position, v in enumerate(instruction["args"]):
-                if position in written:
-                    self.producer[v] = n
-                else:
-                    self.readers.setdefault(v, []).append(n)
-
-    def scalar(self, v):
-        value = self.values[v]
-        return None if value["type"] == "none" else value.get("value")
-
-    def is_constant(self, v):
-        return v in self.data
-
-    def array(self, v):
-        value = self.values[v]
-        return np.frombuffer(self.data[v], dtype=NUMPY_DTYPES[value["dtype"]]).reshape(value["sizes"])
-
-    def only_reader(self, v, n):
-        """Whether instruction n is the one reader of v, and v is no program output."""
-        return self.readers.get(v, []) == [n] and v not in self.outputs
-
-    def produced_by(self, v, op):
-        n = self.producer.get(v)
-        return n if n is not None and self.instructions[n]["op"] == op else None
-
-
-def _written_arguments(instruction):
-    """Positions of the arguments the instruction's kernel writes (its schema's out arguments)."""
-    return {a.position for a in SCHEMAS[instruction["op"]].outputs()}
 
 
 class _Match:
@@ -231,52 +185,6 @@ def _output_args(b, match):
     return [b.double(q[0]), b.integer(q[1] - shift), b.integer(low - shift), b.integer(high - shift)]
 
 
-def _symbolic(entries):
-    """Sizes or ints of a header (a symbolic entry is a {"sym", "mul", "add"} object) as a builder takes them."""
-    def entry(e):
-        return Sym(e["sym"], e["mul"], e["add"]) if isinstance(e, dict) else e
-    return [entry(e) for e in entries] if isinstance(entries, list) else entry(entries)
-
-
-def _empty_like(builder, **metadata):
-    """A new ProgramBuilder with `builder`'s name, symbols and metadata (updated by `metadata`)."""
-    b = ProgramBuilder(builder.name)
-    for symbol in builder._symbols:
-        b.symbol(symbol["name"], symbol["min"], symbol["max"])
-    b.metadata = dict(builder.metadata, **metadata)
-    return b
-
-
-def _copy_value(p, b, v, new=None):
-    """Value v of the old program in the new builder (constants and states with their data); `new` maps
-    the tensors a tensor list names."""
-    value = p.values[v]
-    if v in p.data:
-        array = p.array(v)
-        return (b.state if value.get("state") else b.constant)(array, value["dtype"])
-    if value["type"] == "tensor":
-        return b.tensor(value["dtype"], _symbolic(value["sizes"]), value.get("dim_order"))
-    if value["type"] == "none":
-        return b.none()
-    if value["type"] == "int":
-        return b.integer(_symbolic(value["value"]))
-    if value["type"] == "double":
-        return b.double(value["value"])
-    if value["type"] == "bool":
-        return b.boolean(value["value"])
-    if value["type"] == "scalar_type":
-        return b.scalar_type(value["value"])
-    if value["type"] == "int_list":
-        return b.int_list(_symbolic(value["value"]))
-    if value["type"] == "string":
-        return b.string(value["value"])
-    if value["type"] == "tensor_list" and new is not None:
-        return b.tensor_list([new(t) for t in value["value"]])
-    if value["type"] == "optional_tensor_list" and new is not None:
-        return b.optional_tensor_list([None if t is None else new(t) for t in value["value"]])
-    raise UsageError(f"value {v} of type {value['type']} cannot be copied")
-
-
 def _weighted_inputs(p, m, a, consumed):
     """What a convolution and a linear share: an int8 activation, an int8 weight and a float32
     constant bias or none (a.input, a.weight, a.bias). None when they do not match; else the
@@ -409,7 +317,7 @@ def _fold_clamps(p, matches, by_output):
 
 def rewrite(builder):
     """A new ProgramBuilder with the int8 operators of the xnnpack kernel set where patterns match."""
-    p = _Program(builder)
+    p = Program(builder)
     matches = []
     for n, instruction in enumerate(p.instructions):
         if instruction["op"] == Q:
@@ -443,12 +351,12 @@ def _dead_instructions(p, matches, consumed):
         read = set(p.outputs) | {v for m in matches for v in m.inputs}
         for n, instruction in enumerate(p.instructions):
             if n not in consumed and n not in dead:
-                written = _written_arguments(instruction)
+                written = written_arguments(instruction)
                 read.update(v for i, v in enumerate(instruction["args"]) if i not in written)
         for n, instruction in enumerate(p.instructions):
             if n in consumed or n in dead:
                 continue
-            written = [instruction["args"][i] for i in _written_arguments(instruction)]
+            written = [instruction["args"][i] for i in written_arguments(instruction)]
             if not any(v in read for v in written):
                 dead.add(n)
                 changed = True
@@ -473,7 +381,7 @@ def _build(p, matches):
     touched_by_reference = {v for n in remaining for v in p.instructions[n]["args"]} | set(p.outputs)
     needs_twin = {v for v in int8_values if channels_last(v) and v in touched_by_reference}
 
-    b = _empty_like(p.builder, backend=NAME)
+    b = empty_like(p.builder, backend=NAME)
     mapped, twins = {}, {}
 
     def new(v):
@@ -481,7 +389,7 @@ def _build(p, matches):
             if v in int8_values:
                 mapped[v] = b.tensor("int8", p.values[v]["sizes"], CHANNELS_LAST if channels_last(v) else None)
             else:
-                mapped[v] = _copy_value(p, b, v)
+                mapped[v] = copy_value(p, b, v)
         return mapped[v]
 
     def reference(v):
@@ -513,7 +421,7 @@ def _build(p, matches):
                 new_args[schema.position(name)] = b.integer(p.scalar(getattr(schema.read(args), name)) - 128)
             new_args[schema.position("dtype")] = b.scalar_type("int8")
         b.instruction(op, new_args)
-        for position in _written_arguments(instruction):
+        for position in written_arguments(instruction):
             v = args[position]
             if v in needs_twin:  # written here, read channels-last by the int8 path
                 b.instruction(CONVERT_LAYOUT, [reference(v), new(v)])
