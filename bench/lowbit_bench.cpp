@@ -1,21 +1,24 @@
-// The dynamically quantized int4 linear (et_quantized::linear_8da4w) on
-// language-model shapes, beside its two limits measured in the same run:
+// The low-bit linears of the quantized set (et_quantized::linear_8da4w and
+// the weight-only linear_int4, prepared kernels: weights repacked once,
+// outside the timed loop) on language-model shapes, on 1 and 2 threads of a
+// pthreadpool, beside their two limits measured in the same run:
 // - decode (one token, GEMV) reads every weight byte once, so its limit is
 //   the weight bytes over memcpy's bandwidth (bytes read plus written, a
 //   copy far larger than the caches);
 // - prefill (128 tokens, GEMM) is bound by integer multiply-adds, so its
-//   limit is a register-only loop of the instruction the kernel uses
-//   (Highway's ReorderWidenMulAccumulate on int16: vpmaddwd, or VNNI's
-//   vpdpwssd where Highway picks it), counted as 2 operations per product.
-// Prints each figure's share of its limit at the end. Rates are per CPU
-// second of the benchmark thread (Google Benchmark's default), so a busy
-// machine slows the wall clock more than the figures.
+//   limit is a register-only loop of the instructions the kernel uses for
+//   its u8 x s8 products (vpdpbusd on AVX3_DL; vpmaddubsw + vpmaddwd on
+//   AVX3 and AVX2, one thread), counted as 2 operations per product.
+// Prints each figure's share of its limit at the end. Rates are per second
+// of wall-clock time (several threads): on a busy machine every figure,
+// the limits included, drops with the time other processes take.
 //
 // ET_OPS_BENCH_TARGET=AVX2 (or AVX3, AVX3_DL, SSE4, SCALAR) restricts Highway
 // to one target, as the tests do, so both x86 paths can be measured on one
 // machine.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lowbit_bench.cpp"
+#define HWY_WANT_AVX3_DL  // the kernels' AVX-512 VNNI target
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -26,21 +29,71 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <pthreadpool.h>
+
 #include "et_ops/kernels/quantized.h"
+#include "et_ops/registry.h"
+#include "et_ops/value.h"
+
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
 
 HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC_ACTUAL
+#pragma GCC push_options
+#pragma GCC target("avx512vnni")
+#endif
 namespace lowbit_bench {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// `iterations` rounds of 8 independent int16 multiply-accumulates into
-// int32, kept in registers; returns the products computed.
+// `iterations` rounds of 8 independent u8 x s8 multiply-accumulates into
+// int32 (the kernel's instructions on this target), kept in registers;
+// returns the products computed.
 int64_t MultiplyAddLoop(const int16_t* seed, int64_t iterations, int32_t* sink) {
+#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+#if HWY_TARGET == HWY_AVX2
+  using Raw = __m256i;
+  const auto madd = [](Raw a, Raw b) { return _mm256_madd_epi16(a, b); };
+  const auto maddubs = [](Raw a, Raw b) { return _mm256_maddubs_epi16(a, b); };
+  const auto add = [](Raw a, Raw b) { return _mm256_add_epi32(a, b); };
+  const Raw ones = _mm256_set1_epi16(1);
+  const Raw a = _mm256_loadu_si256(reinterpret_cast<const Raw*>(seed));
+  const Raw b = _mm256_loadu_si256(reinterpret_cast<const Raw*>(seed + 16));
+#else
+  using Raw = __m512i;
+  const auto madd = [](Raw x, Raw y) { return _mm512_madd_epi16(x, y); };
+  const auto maddubs = [](Raw x, Raw y) { return _mm512_maddubs_epi16(x, y); };
+  const auto add = [](Raw x, Raw y) { return _mm512_add_epi32(x, y); };
+  const Raw ones = _mm512_set1_epi16(1);
+  const Raw a = _mm512_loadu_si512(seed);
+  const Raw b = _mm512_loadu_si512(seed + 32);
+#endif
+  Raw acc[8];
+  for (int i = 0; i < 8; ++i) acc[i] = a;
+  for (int64_t it = 0; it < iterations; ++it)
+    for (int i = 0; i < 8; ++i) {
+#if HWY_TARGET == HWY_AVX3_DL
+      acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+      (void)madd, (void)maddubs, (void)add, (void)ones;
+#else
+      acc[i] = add(acc[i], madd(maddubs(a, b), ones));
+#endif
+    }
+  int32_t lanes[sizeof(Raw) / 4];
+  Raw total = acc[0];
+  for (int i = 1; i < 8; ++i) total = add(total, acc[i]);
+  std::memcpy(lanes, &total, sizeof lanes);
+  *sink = lanes[0];
+  return iterations * 8 * static_cast<int64_t>(sizeof(Raw));
+#else
   const hn::ScalableTag<int16_t> d16;
   const hn::Repartition<int32_t, decltype(d16)> d32;
   const auto a = hn::LoadU(d16, seed);
@@ -53,10 +106,14 @@ int64_t MultiplyAddLoop(const int16_t* seed, int64_t iterations, int32_t* sink) 
   for (int i = 0; i < 8; ++i) total = hn::Add(total, hn::Add(acc[i], odd[i]));
   *sink = hn::GetLane(hn::SumOfLanes(d32, total));
   return iterations * 8 * static_cast<int64_t>(hn::Lanes(d16));
+#endif
 }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace lowbit_bench
+#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC_ACTUAL
+#pragma GCC pop_options
+#endif
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
@@ -79,11 +136,12 @@ void BM_memcpy(benchmark::State& state) {
     std::memcpy(dst.data(), src.data(), bytes);
     benchmark::ClobberMemory();
   }
+  benchmark::DoNotOptimize(dst.data());
   state.counters["bytes/s"] = benchmark::Counter(2.0 * static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_multiply_add_peak(benchmark::State& state) {
-  std::vector<int16_t> seed(64, 3);
+  std::vector<int16_t> seed(64, 0x0305);
   int32_t sink = 0;
   int64_t products = 0;
   for (auto _ : state) {
@@ -93,47 +151,83 @@ void BM_multiply_add_peak(benchmark::State& state) {
   state.counters["ops/s"] = benchmark::Counter(2.0 * static_cast<double>(products), benchmark::Counter::kIsRate);
 }
 
-struct Linear {
-  int64_t tokens, in, out;
-  std::vector<float> x, scales, y;
-  std::vector<uint8_t> weight;
-
-  Linear(int64_t t, int64_t k, int64_t n) : tokens(t), in(k), out(n) {
+// One linear layer with random int4 weights, its kernel prepared once (the
+// weights repacked) and run on a pool of `threads`.
+class Linear {
+ public:
+  Linear(const char* op, int64_t t, int64_t k, int64_t n, std::size_t threads)
+      : tokens_(t), in_(k), out_(n), threads_(threads), x_(static_cast<std::size_t>(t * k)),
+        weight_(static_cast<std::size_t>(n * k / 2)), scales_(static_cast<std::size_t>(n * k / kGroupSize), 0.01f),
+        y_(static_cast<std::size_t>(t * n)), xt_(DType::Float32, x_.data(), {t, k}),
+        wt_(DType::UInt8, weight_.data(), {n, k / 2}), st_(DType::Float32, scales_.data(), {n, k / kGroupSize}),
+        yt_(DType::Float32, y_.data(), {t, n}),
+        pool_(threads > 1 ? pthreadpool_create(threads) : nullptr, pthreadpool_destroy) {
     std::mt19937_64 rng(24);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::uniform_int_distribution<int> byte(0, 255);
-    x.resize(static_cast<std::size_t>(t * k));
-    for (auto& v : x) v = normal(rng);
-    weight.resize(static_cast<std::size_t>(n * k / 2));
-    for (auto& b : weight) b = static_cast<uint8_t>(byte(rng));
-    scales.assign(static_cast<std::size_t>(n * k / kGroupSize), 0.01f);
-    y.resize(static_cast<std::size_t>(t * n));
-  }
-  double weight_bytes() const { return static_cast<double>(weight.size() + 4 * scales.size()); }
-  bool run() {
-    Tensor xt(DType::Float32, x.data(), {tokens, in});
-    Tensor wt(DType::UInt8, weight.data(), {out, in / 2});
-    Tensor st(DType::Float32, scales.data(), {out, in / kGroupSize});
-    Tensor yt(DType::Float32, y.data(), {tokens, out});
+    for (auto& v : x_) v = normal(rng);
+    for (auto& b : weight_) b = static_cast<uint8_t>(byte(rng));
+    values_ = {et_ops::tensor_value(xt_), et_ops::tensor_value(wt_), et_ops::tensor_value(st_),
+               et_ops::int_value(kGroupSize), et_ops::none_value(), et_ops::tensor_value(yt_)};
+    for (et_ops_value& v : values_) args_.push_back(&v);
+    kernel_ = et_ops::lookup_kernel(op).prepared;
     KernelContext ctx;
-    return q::linear_8da4w_out(ctx, xt.ref(), wt.ref(), st.ref(), kGroupSize, std::nullopt, yt.ref());
+    if (kernel_ != nullptr) state_ = kernel_->prepare(ctx.raw(), args_.data(), args_.size());
   }
+  ~Linear() {
+    if (state_ != nullptr) kernel_->release_prepared(state_);
+  }
+  Linear(const Linear&) = delete;
+  Linear& operator=(const Linear&) = delete;
+
+  bool run() {
+    if (state_ == nullptr) return false;
+    KernelContext ctx;
+    const et_ops_run_environment env{sizeof(et_ops_run_environment), static_cast<uint32_t>(threads_), pool_.get()};
+    kernel_->run(ctx.raw(), state_, nullptr, &env, args_.data(), args_.size());
+    return ctx.ok();
+  }
+  double weight_bytes() const { return static_cast<double>(weight_.size() + 4 * scales_.size()); }
+  double ops() const { return 2.0 * static_cast<double>(tokens_ * in_ * out_); }
+
+ private:
+  int64_t tokens_, in_, out_;
+  std::size_t threads_;
+  std::vector<float> x_;
+  std::vector<uint8_t> weight_;
+  std::vector<float> scales_, y_;
+  Tensor xt_, wt_, st_, yt_;
+  std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool_;
+  std::vector<et_ops_value> values_;
+  std::vector<et_ops_value*> args_;
+  const et_ops_prepared_kernel* kernel_ = nullptr;
+  void* state_ = nullptr;
 };
 
-// Args: tokens, in features K, out features N.
-void BM_linear_8da4w(benchmark::State& state) {
-  Linear linear(state.range(0), state.range(1), state.range(2));
+// Args: tokens, in features K, out features N, threads.
+void run_linear(benchmark::State& state, const char* op) {
+  Linear linear(op, state.range(0), state.range(1), state.range(2), static_cast<std::size_t>(state.range(3)));
   for (auto _ : state)
-    if (!linear.run()) state.SkipWithError("linear_8da4w failed");
+    if (!linear.run()) state.SkipWithError("the linear failed");
   state.counters["weight bytes/s"] = benchmark::Counter(linear.weight_bytes(), benchmark::Counter::kIsIterationInvariantRate);
-  const double ops = 2.0 * static_cast<double>(linear.tokens * linear.in * linear.out);
-  state.counters["ops/s"] = benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ops/s"] = benchmark::Counter(linear.ops(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-BENCHMARK(BM_memcpy)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_multiply_add_peak)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_linear_8da4w)->Args({1, 768, 2048})->Args({1, 2048, 5632})->Args({128, 768, 2048})
-    ->Unit(benchmark::kMillisecond);
+namespace op_name = et_ops::kernels::quantized::op_name;
+
+void BM_linear_8da4w(benchmark::State& state) { run_linear(state, op_name::linear_8da4w_out); }
+void BM_linear_int4(benchmark::State& state) { run_linear(state, op_name::linear_int4_out); }
+
+void shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t threads : {1, 2})
+    b->Args({1, 768, 2048, threads})->Args({1, 2048, 5632, threads})->Args({128, 768, 2048, threads});
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_memcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_multiply_add_peak)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_linear_8da4w)->Apply(shapes);
+BENCHMARK(BM_linear_int4)->Apply(shapes);
 
 // Keeps each run's counters for the ratios printed at the end.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -151,7 +245,8 @@ void restrict_target() {
   if (wanted == nullptr) return;
   for (int64_t target : hwy::SupportedAndGeneratedTargets())
     if (std::string(hwy::TargetName(target)) == wanted) {
-      hwy::SetSupportedTargetsForTest(target);
+      // AVX3_DL: only the low-bit linears have it; the rest runs AVX3.
+      hwy::SetSupportedTargetsForTest(target == HWY_AVX3_DL ? (HWY_AVX3_DL | HWY_AVX3) : target);
       return;
     }
   std::fprintf(stderr, "ET_OPS_BENCH_TARGET=%s is not a target this CPU and build run\n", wanted);
@@ -162,22 +257,27 @@ void restrict_target() {
 
 int main(int argc, char** argv) {
   lowbit_bench::restrict_target();
+  if (!et_ops::kernels::quantized::register_kernels().ok()) return 1;
   benchmark::Initialize(&argc, argv);
   lowbit_bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   auto& v = reporter.values;
-  const double bandwidth = v["BM_memcpy bytes/s"];
-  const double peak = v["BM_multiply_add_peak ops/s"];
-  std::printf("\nHighway target %s; memcpy %.1f GB/s (read + written); int16 multiply-add peak %.1f GOP/s\n",
+  const double bandwidth = v["BM_memcpy/real_time bytes/s"];
+  const double peak = v["BM_multiply_add_peak/real_time ops/s"];
+  std::printf("\nHighway target %s; memcpy %.1f GB/s (read + written); u8 x s8 multiply-add peak %.1f GOP/s "
+              "(one thread)\n",
               hwy::TargetName(hwy::SupportedAndGeneratedTargets().front()), bandwidth * 1e-9, peak * 1e-9);
-  for (const char* shape : {"1/768/2048", "1/2048/5632"}) {
-    const double rate = v[std::string("BM_linear_8da4w/") + shape + " weight bytes/s"];
-    std::printf("decode  %-12s weight bytes %.1f GB/s = %.2f of the memcpy limit\n", shape, rate * 1e-9,
-                bandwidth > 0 ? rate / bandwidth : 0.0);
-  }
-  const double prefill = v["BM_linear_8da4w/128/768/2048 ops/s"];
-  std::printf("prefill 128/768/2048 %.1f GOP/s = %.2f of the multiply-add peak\n", prefill * 1e-9,
-              peak > 0 ? prefill / peak : 0.0);
+  for (const char* op : {"BM_linear_8da4w", "BM_linear_int4"})
+    for (const char* threads : {"1", "2"}) {
+      for (const char* shape : {"1/768/2048", "1/2048/5632"}) {
+        const double rate = v[std::string(op) + "/" + shape + "/" + threads + "/real_time weight bytes/s"];
+        std::printf("%-16s decode  %-12s %s thread(s): weight bytes %.1f GB/s = %.2f of the memcpy limit\n", op,
+                    shape, threads, rate * 1e-9, bandwidth > 0 ? rate / bandwidth : 0.0);
+      }
+      const double prefill = v[std::string(op) + "/128/768/2048/" + threads + "/real_time ops/s"];
+      std::printf("%-16s prefill 128/768/2048 %s thread(s): %.1f GOP/s = %.2f of the multiply-add peak\n", op, threads,
+                  prefill * 1e-9, peak > 0 ? prefill / peak : 0.0);
+    }
   benchmark::Shutdown();
   return 0;
 }

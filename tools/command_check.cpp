@@ -97,8 +97,7 @@ std::vector<Provided> provided_operators(const std::vector<OpenedLibrary>& libra
     if (m == nullptr) continue;
     for (std::size_t r = 0; r < m->record_count; ++r) {
       // Records may be larger than ours (a newer builder); step by their size.
-      const auto& record = *reinterpret_cast<const et_ops_kernel_record*>(
-          reinterpret_cast<const char*>(m->records) + r * m->record_size);
+      const et_ops_kernel_record& record = *et_ops_manifest_record(m, r);
       auto text = [](const char* s) { return std::string(s ? s : ""); };
       provided.push_back({text(record.op), text(record.key), text(record.schema), text(record.fingerprint), l});
     }

@@ -207,6 +207,12 @@ typedef struct et_ops_manifest {
   size_t record_count;
 } et_ops_manifest;
 
+/* Record i of a manifest: records are record_size apart (a version 2
+ * record holds more than the plain record it starts with). */
+static inline const et_ops_kernel_record* et_ops_manifest_record(const et_ops_manifest* m, size_t i) {
+  return (const et_ops_kernel_record*)((const char*)m->records + i * m->record_size);
+}
+
 typedef enum et_ops_status {
   ET_OPS_OK = 0,
   ET_OPS_ERROR_CONFLICT = 1,  /* first-wins rejected a batch with different copies */

@@ -55,7 +55,7 @@ from . import cpu_independence, lowering, models
 from .errors import UsageError
 from .etp import ProgramBuilder
 from .lowering import UnsupportedError, UnsupportedNode, dynamic_shapes, tracing
-from .lowering import xnnpack as xnnpack_backend
+from .lowering import lowbit, xnnpack as xnnpack_backend
 from .weight_quantization import SCHEMES, quantize_weights
 
 __all__ = ["quantize", "quantize_weights", "SCHEMES", "export", "export_llm", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND",
@@ -197,7 +197,7 @@ def _check_interface(builder, max_seq_len):
     return sizes[2][2]
 
 
-def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32):
+def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32, lowbit_linears=True):
     """Lowers a decoder-only language model to one program for every prompt length from 1 to `max_seq_len`.
 
     `model.forward(tokens, input_pos)` takes token ids int64 [1, T] and
@@ -215,7 +215,14 @@ def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32):
     change with T must be affine in it (a*T + b). `scheme` (one of SCHEMES)
     quantizes the weights first with quantize_weights(model, scheme,
     group_size); a model quantize_weights already returned is exported as
-    it is. The header's metadata holds ``vocab_size`` and ``max_seq_len``.
+    it is. With `lowbit_linears` (the default), every linear layer whose
+    weights quantize_weights quantized runs as one low-bit linear of the
+    quantized kernel set (et_quantized::linear_8da4w / 8da8w / int4 / int8:
+    weights repacked when the program loads, output channels split over the
+    run state's threads; lowering.lowbit.fuse_linears) instead of the
+    reference chain of dequantize operators and aten::linear; False keeps the
+    chain, whose every operator computes exactly what the reference module
+    does. The header's metadata holds ``vocab_size`` and ``max_seq_len``.
     Raises UnsupportedError for nodes without a lowering and ValueError
     when the model does not fit the interface or its shapes are not affine
     in T.
@@ -234,6 +241,8 @@ def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32):
             mismatches.append(f"traced at T = {', '.join(map(str, lengths))}: {e}")
             continue
         vocab_size = _check_interface(builder, max_seq_len)
+        if lowbit_linears:
+            builder = lowbit.fuse_linears(builder)
         builder.metadata.update({"vocab_size": vocab_size, "max_seq_len": max_seq_len})
         first = lowered[0]
         return ExportedProgram(lowering.LoweredProgram(builder, first.activation_qparams, first.weight_qparams,

@@ -133,7 +133,7 @@ void destroy_batch(Batch* batch);
 
 // Record i of a manifest, whose records may be larger than ours (a newer builder).
 inline const et_ops_kernel_record& manifest_record(const et_ops_manifest& m, std::size_t i) {
-  return *reinterpret_cast<const et_ops_kernel_record*>(reinterpret_cast<const char*>(m.records) + i * m.record_size);
+  return *et_ops_manifest_record(&m, i);
 }
 
 // The same record as a version 2 record, or nullptr in a version 1

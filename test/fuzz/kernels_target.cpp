@@ -397,10 +397,8 @@ struct Operator {
 std::vector<Operator> library_operators(const char* target, bool registered, const et_ops_manifest& manifest) {
   if (!registered) target_failure(target, "registering the kernel library failed");
   std::vector<Operator> operators;
-  // Records are record_size apart: a version 2 manifest's hold more than the plain record they start with.
-  const auto* bytes = reinterpret_cast<const char*>(manifest.records);
   for (std::size_t i = 0; i < manifest.record_count; ++i) {
-    const auto& record = *reinterpret_cast<const et_ops_kernel_record*>(bytes + i * manifest.record_size);
+    const et_ops_kernel_record& record = *et_ops_manifest_record(&manifest, i);
     operators.push_back({record.op, argument_kinds(target, record.schema)});
   }
   return operators;

@@ -25,8 +25,7 @@ copies between layouts where a tensor crosses from one path to the other.
 import numpy as np
 
 from .._operators import OPERATORS as SCHEMAS, portable, quantized, xnnpack
-from ..etp import NUMPY_DTYPES, ProgramBuilder
-from ..errors import UsageError
+from .rewriting import Program, copy_value, empty_like, written_arguments
 
 NAME = "xnnpack"
 
@@ -59,60 +58,6 @@ CONVERT_LAYOUT = xnnpack.convert_layout_kernel
 OPERATORS = (CONV2D_INT8, LINEAR_INT8, ADD_INT8, ADAPTIVE_AVG_POOL2D_INT8, MAX_POOL2D_INT8, MUL_INT8, CAT_INT8,
              *ACTIVATIONS.values(), CONVERT_LAYOUT)
 CHANNELS_LAST = [0, 2, 3, 1]
-
-
-class _Program:
-    """A lowered program's values and instructions, with who produces and who reads each value."""
-
-    def __init__(self, builder):
-        self.builder = builder
-        self.values = [dict(v) for v in builder._values]
-        self.data = dict(builder._constants)
-        self.instructions = [dict(i, args=list(i["args"])) for i in builder._instructions]
-        self.outputs = list(builder._outputs)
-        self.inputs = list(builder._inputs)
-        self.producer = {}
-        self.readers = {}
-        for n, instruction in enumerate(self.instructions):
-            written = _written_arguments(instruction)
-            for position, v in enumerate(instruction["args"]):
-                if position in written:
-                    self.producer[v] = n
-            for v in self.read_by(instruction):
-                self.readers.setdefault(v, []).append(n)
-
-    def read_by(self, instruction):
-        """The values an instruction reads: its arguments but those it writes, and a list's tensors too."""
-        written = _written_arguments(instruction)
-        for position, v in enumerate(instruction["args"]):
-            if position not in written:
-                yield v
-                if self.values[v]["type"] in ("tensor_list", "optional_tensor_list"):
-                    yield from (t for t in self.values[v]["value"] if t is not None)
-
-    def scalar(self, v):
-        value = self.values[v]
-        return None if value["type"] == "none" else value.get("value")
-
-    def is_constant(self, v):
-        return v in self.data
-
-    def array(self, v):
-        value = self.values[v]
-        return np.frombuffer(self.data[v], dtype=NUMPY_DTYPES[value["dtype"]]).reshape(value["sizes"])
-
-    def only_reader(self, v, n):
-        """Whether instruction n is the one reader of v, and v is no program output."""
-        return self.readers.get(v, []) == [n] and v not in self.outputs
-
-    def produced_by(self, v, op):
-        n = self.producer.get(v)
-        return n if n is not None and self.instructions[n]["op"] == op else None
-
-
-def _written_arguments(instruction):
-    """Positions of the arguments the instruction's kernel writes (its schema's out arguments)."""
-    return {a.position for a in SCHEMAS[instruction["op"]].outputs()}
 
 
 class _Match:
@@ -255,34 +200,6 @@ def _output_args(b, match):
     low, high = match.clamp if match.clamp else (q[2], q[3])
     shift = _shift(q)
     return [b.double(q[0]), b.integer(q[1] - shift), b.integer(low - shift), b.integer(high - shift)]
-
-
-def _copy_value(p, b, v, item):
-    """Value v of the old program in the new builder (constants with their data; a list's tensors mapped by
-    `item`)."""
-    value = p.values[v]
-    if v in p.data:
-        array = p.array(v)
-        return b.constant(array, value["dtype"])
-    if value["type"] == "tensor":
-        return b.tensor(value["dtype"], value["sizes"], value.get("dim_order"))
-    if value["type"] == "none":
-        return b.none()
-    if value["type"] == "int":
-        return b.integer(value["value"])
-    if value["type"] == "double":
-        return b.double(value["value"])
-    if value["type"] == "bool":
-        return b.boolean(value["value"])
-    if value["type"] == "scalar_type":
-        return b.scalar_type(value["value"])
-    if value["type"] == "int_list":
-        return b.int_list(value["value"])
-    if value["type"] == "tensor_list":
-        return b.tensor_list([item(t) for t in value["value"]])
-    if value["type"] == "optional_tensor_list":
-        return b.optional_tensor_list([None if t is None else item(t) for t in value["value"]])
-    raise UsageError(f"value {v} of type {value['type']} cannot be copied")
 
 
 def _weighted_inputs(p, m, a, consumed):
@@ -472,7 +389,7 @@ def _fold_clamps(p, matches, by_output):
 
 def rewrite(builder):
     """A new ProgramBuilder with the int8 operators of the xnnpack kernel set where patterns match."""
-    p = _Program(builder)
+    p = Program(builder)
     matches = []
     for n, instruction in enumerate(p.instructions):
         if instruction["op"] == Q:
@@ -510,7 +427,7 @@ def _dead_instructions(p, matches, consumed):
         for n, instruction in enumerate(p.instructions):
             if n in consumed or n in dead:
                 continue
-            written = [instruction["args"][i] for i in _written_arguments(instruction)]
+            written = [instruction["args"][i] for i in written_arguments(instruction)]
             if not any(v in read for v in written):
                 dead.add(n)
                 changed = True
@@ -536,8 +453,7 @@ def _build(p, matches):
     touched_by_reference |= {v for n in remaining for v in p.read_by(p.instructions[n])}
     needs_twin = {v for v in int8_values if channels_last(v) and v in touched_by_reference}
 
-    b = ProgramBuilder(p.builder.name)
-    b.metadata = dict(p.builder.metadata, backend=NAME)
+    b = empty_like(p.builder, backend=NAME)
     mapped, twins = {}, {}
 
     def new(v):
@@ -545,7 +461,7 @@ def _build(p, matches):
             if v in int8_values:
                 mapped[v] = b.tensor("int8", p.values[v]["sizes"], CHANNELS_LAST if channels_last(v) else None)
             else:
-                mapped[v] = _copy_value(p, b, v, reference)
+                mapped[v] = copy_value(p, b, v, reference)
         return mapped[v]
 
     def reference(v):
@@ -577,7 +493,7 @@ def _build(p, matches):
                 new_args[schema.position(name)] = b.integer(p.scalar(getattr(schema.read(args), name)) - 128)
             new_args[schema.position("dtype")] = b.scalar_type("int8")
         b.instruction(op, new_args)
-        for position in _written_arguments(instruction):
+        for position in written_arguments(instruction):
             v = args[position]
             if v in needs_twin:  # written here, read channels-last by the int8 path
                 b.instruction(CONVERT_LAYOUT, [reference(v), new(v)])

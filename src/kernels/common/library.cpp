@@ -8,6 +8,8 @@
 //   ET_OPS_SELECTED_OPERATORS   the generated file of the rows it keeps
 //   ET_OPS_PREPARED_KERNELS     when its rows name prepared kernels (the
 //                               set's kernels.h declares them) instead of functions
+//   ET_OPS_PREPARED_FORMS       when some of its functions have a prepared form
+//                               (the set's prepared_forms.h; common/prepared_form.h)
 #include <iterator>
 
 #include "et_ops/kernel_library.h"
@@ -18,7 +20,11 @@
 #define ET_OPS_KERNEL_DEFINITION(kernel, schema) \
   prepared_kernel<kernel::prepare, kernel::instantiate, kernel::run>(schema)
 #else
-#define ET_OPS_KERNEL_DEFINITION(function, schema) kernel<&function>(schema)
+#include "common/prepared_form.h"
+#if defined(ET_OPS_PREPARED_FORMS)
+#include "prepared_forms.h"
+#endif
+#define ET_OPS_KERNEL_DEFINITION(function, schema) function_kernel<op_name::function, &function>(schema)
 #endif
 
 namespace et_ops::kernels::ET_OPS_KERNEL_SET {

@@ -1,25 +1,37 @@
-// et_quantized::linear_8da4w.out and et_quantized::linear_8da8w.out: a
-// linear layer whose float32 activations are quantized per token inside the
-// kernel (exactly choose_qparams_per_token_asymmetric, then
-// quantize_per_token to int8) and multiplied with int4 group-wise or int8
-// per-channel symmetric weights in integers. The fusion of the decomposed
-// chain quantize -> dequantize_per_token -> dequantize weights -> linear.
+// The low-bit linears of the quantized set, prepared kernels: their
+// constant weights are repacked when a program loads (lowbit_layout.h) into
+// blocks of output channels that the microkernels stream, one SIMD lane per
+// output channel; runs split the blocks over the run state's threads.
 //
-// Per token t (scale s_t, zero point z_t, values q) and output channel n:
+// et_quantized::linear_8da4w.out / linear_8da8w.out: float32 activations
+// quantized per token inside the kernel (exactly
+// choose_qparams_per_token_asymmetric, then quantize_per_token to int8)
+// times int4 group-wise or int8 per-channel symmetric weights in integers,
+// the fusion of quantize -> dequantize_per_token -> dequantize weights ->
+// linear. Per token t (scale s_t, zero point z_t, values q) and channel n:
 //   isum_g = sum over group g of (q[k] - z_t) * w[n][k]       (exact, int32)
 //   acc    = 0; for g ascending: acc = fl32(acc + fl32(fl32(isum_g) * ws[n][g]))
 //   out    = fl32(acc * s_t), then fl32(out + bias[n]) with a bias.
+//
+// et_quantized::linear_int4.out / linear_int8.out: float32 activations
+// times the weights as the reference dequantizes them, fl32(fl32(w) * ws):
+//   out = x[0] * wd[n][0] + x[1] * wd[n][1] + ... (fl32 each step, k
+//   ascending), then fl32(out + bias[n]).
 // One order for every target and thread count, so the same bytes everywhere.
+#include <pthreadpool.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "checks.h"
-#include "per_token.h"
 #include "et_ops/kernels/quantized.h"
-#include "vector_kernels.h"
+#include "lowbit_linear.h"
+#include "per_token.h"
 
 namespace et_ops::kernels::quantized {
 namespace {
@@ -28,14 +40,7 @@ using detail::check_dtype;
 using detail::check_tensor;
 using detail::fail;
 using detail::shape_string;
-
-struct Overload {
-  const char* op;
-  bool four_bit;  // int4 weights two per byte (embedding_4bit's layout), else int8
-};
-
-constexpr Overload k8da4w{op_name::linear_8da4w_out, true};
-constexpr Overload k8da8w{op_name::linear_8da8w_out, false};
+using lowbit::kBlockRows;
 
 struct Shape {
   int64_t tokens;      // T: input rows
@@ -45,13 +50,24 @@ struct Shape {
   int64_t groups;      // K / group_size
 };
 
-bool check_contiguous(KernelContext& ctx, const Overload& o, const char* what, TensorRef t) {
+// The integer sums stay exact in int32 while |q - z| * |w| * group_size,
+// at most 255 * 128 * group_size, does.
+constexpr int64_t kMaxGroupSize = 65536;
+// A tensor the program fills at run time has no data when the program
+// loads: its sizes are checked then, its data at run time.
+bool check_prepared_tensor(KernelContext& ctx, const LowbitOperator& o, const char* what, TensorRef t) {
+  if (t.data() != nullptr || t.numel() == 0) return check_tensor(ctx, o.op, what, t);
+  if (t.dim() <= ET_OPS_MAX_DIMS) return true;
+  return fail(ctx, o.op, "{} has {} dimensions; at most {} are supported", what, t.dim(), ET_OPS_MAX_DIMS);
+}
+
+bool check_contiguous(KernelContext& ctx, const LowbitOperator& o, const char* what, TensorRef t) {
   if (t.is_contiguous()) return true;
   return fail(ctx, o.op, "{} must be contiguous (row-major), got shape {} in another dim order", what,
               shape_string(t));
 }
 
-std::optional<Shape> check_shapes(KernelContext& ctx, const Overload& o, TensorRef input, TensorRef weight,
+std::optional<Shape> check_shapes(KernelContext& ctx, const LowbitOperator& o, TensorRef input, TensorRef weight,
                                   TensorRef scales, int64_t group_size) {
   if (input.dim() < 1 || input.size(input.dim() - 1) < 1) {
     fail(ctx, o.op, "input must have at least one dimension and a non-empty last one, got shape {}",
@@ -64,8 +80,9 @@ std::optional<Shape> check_shapes(KernelContext& ctx, const Overload& o, TensorR
          o.four_bit ? in / 2 : in, in, shape_string(weight));
     return std::nullopt;
   }
-  if (group_size < 1 || in % group_size != 0) {
-    fail(ctx, o.op, "group_size {} must be >= 1 and divide the {} input features", group_size, in);
+  if (group_size < 1 || in % group_size != 0 || group_size > kMaxGroupSize) {
+    fail(ctx, o.op, "group_size {} must be in [1, {}] and divide the {} input features", group_size, kMaxGroupSize,
+         in);
     return std::nullopt;
   }
   const Shape shape{input.numel() / in, in, weight.size(0), group_size, in / group_size};
@@ -77,7 +94,7 @@ std::optional<Shape> check_shapes(KernelContext& ctx, const Overload& o, TensorR
   return shape;
 }
 
-bool check_out(KernelContext& ctx, const Overload& o, TensorRef input, const Shape& shape, TensorRef out) {
+bool check_out(KernelContext& ctx, const LowbitOperator& o, TensorRef input, const Shape& shape, TensorRef out) {
   bool matches = out.dim() == input.dim() && out.size(out.dim() - 1) == shape.out;
   for (int64_t d = 0; matches && d + 1 < input.dim(); ++d) matches = out.size(d) == input.size(d);
   if (!matches)
@@ -86,7 +103,7 @@ bool check_out(KernelContext& ctx, const Overload& o, TensorRef input, const Sha
   return check_dtype(ctx, o.op, "out", out, DType::Float32) && check_contiguous(ctx, o, "out", out);
 }
 
-bool check_scale_values(KernelContext& ctx, const Overload& o, TensorRef scales) {
+bool check_scale_values(KernelContext& ctx, const LowbitOperator& o, TensorRef scales) {
   const float* s = scales.data_as<const float>();
   for (int64_t i = 0; i < scales.numel(); ++i)
     if (!(std::isfinite(s[i]) && s[i] > 0.0f))
@@ -94,12 +111,12 @@ bool check_scale_values(KernelContext& ctx, const Overload& o, TensorRef scales)
   return true;
 }
 
-std::optional<Shape> check_arguments(KernelContext& ctx, const Overload& o, TensorRef input, TensorRef weight,
+std::optional<Shape> check_arguments(KernelContext& ctx, const LowbitOperator& o, TensorRef input, TensorRef weight,
                                      TensorRef scales, int64_t group_size, std::optional<TensorRef> bias,
                                      TensorRef out) {
-  if (!check_tensor(ctx, o.op, "input", input) || !check_tensor(ctx, o.op, "weight", weight) ||
-      !check_tensor(ctx, o.op, "weight_scales", scales) || (bias && !check_tensor(ctx, o.op, "bias", *bias)) ||
-      !check_tensor(ctx, o.op, "out", out))
+  if (!check_prepared_tensor(ctx, o, "input", input) || !check_tensor(ctx, o.op, "weight", weight) ||
+      !check_tensor(ctx, o.op, "weight_scales", scales) || (bias && !check_prepared_tensor(ctx, o, "bias", *bias)) ||
+      !check_prepared_tensor(ctx, o, "out", out))
     return std::nullopt;
   if (!check_dtype(ctx, o.op, "input", input, DType::Float32) ||
       !check_dtype(ctx, o.op, "weight", weight, o.four_bit ? DType::UInt8 : DType::Int8) ||
@@ -114,105 +131,191 @@ std::optional<Shape> check_arguments(KernelContext& ctx, const Overload& o, Tens
   if (!check_contiguous(ctx, o, "input", input) || !check_contiguous(ctx, o, "weight", weight) ||
       !check_contiguous(ctx, o, "weight_scales", scales) || (bias && !check_contiguous(ctx, o, "bias", *bias)))
     return std::nullopt;
-  if (!check_scale_values(ctx, o, scales)) return std::nullopt;
   return shape;
 }
 
-// ---- activations: the reference's per-token quantization, then q - z ----
+// ---- activations: the reference's per-token quantization ----
 
 struct Activations {
-  std::vector<int16_t> shifted;  // [T, K]: q - z_t
+  std::vector<int8_t> q;         // [T][groups][padded_group], zeros in the padding
+  std::vector<int32_t> qsums;    // [T][groups]
+  std::vector<int64_t> zero_points;
   std::vector<double> scales;    // [T]: s_t (a binary32 value)
 };
 
-std::optional<Activations> quantize_activations(KernelContext& ctx, TensorRef input, const Shape& shape) {
-  const auto tokens = static_cast<std::size_t>(shape.tokens);
-  const auto elements = static_cast<std::size_t>(shape.tokens * shape.in);
-  Activations a{std::vector<int16_t>(elements), std::vector<double>(tokens)};
-  std::vector<int64_t> zero_points(tokens);
-  std::vector<int8_t> q(elements);
-  const Tensor rows(DType::Float32, const_cast<void*>(input.data()), {shape.tokens, shape.in});
-  const Tensor scale_out(DType::Float64, a.scales.data(), {shape.tokens, 1});
-  const Tensor zp_out(DType::Int64, zero_points.data(), {shape.tokens, 1});
-  const Tensor q_out(DType::Int8, q.data(), {shape.tokens, shape.in});
+std::optional<Activations> quantize_activations(KernelContext& ctx, TensorRef input, const lowbit::Geometry& g,
+                                                int64_t tokens) {
+  const auto t_count = static_cast<std::size_t>(tokens);
+  Activations a{std::vector<int8_t>(t_count * g.groups * g.padded_group), std::vector<int32_t>(t_count * g.groups),
+                std::vector<int64_t>(t_count), std::vector<double>(t_count)};
+  std::vector<int8_t> q(t_count * g.in);
+  const auto k = static_cast<int64_t>(g.in);
+  const Tensor rows(DType::Float32, const_cast<void*>(input.data()), {tokens, k});
+  const Tensor scale_out(DType::Float64, a.scales.data(), {tokens, 1});
+  const Tensor zp_out(DType::Int64, a.zero_points.data(), {tokens, 1});
+  const Tensor q_out(DType::Int8, q.data(), {tokens, k});
   if (!detail::choose_qparams_per_token(ctx, rows.ref(), scale_out.ref(), zp_out.ref()) ||
       !detail::quantize_per_token(ctx, rows.ref(), scale_out.ref(), zp_out.ref(), -128, 127, DType::Int8, q_out.ref()))
     return std::nullopt;
-  for (std::size_t t = 0; t < tokens; ++t)
-    for (std::size_t k = 0; k < static_cast<std::size_t>(shape.in); ++k) {
-      const std::size_t i = t * static_cast<std::size_t>(shape.in) + k;
-      a.shifted[i] = static_cast<int16_t>(q[i] - zero_points[t]);
+  for (std::size_t t = 0; t < t_count; ++t)
+    for (std::size_t grp = 0; grp < g.groups; ++grp) {
+      const int8_t* from = q.data() + t * g.in + grp * g.group_size;
+      std::copy(from, from + g.group_size, a.q.data() + (t * g.groups + grp) * g.padded_group);
+      int32_t sum = 0;
+      for (std::size_t i = 0; i < g.group_size; ++i) sum += from[i];
+      a.qsums[t * g.groups + grp] = sum;
     }
   return a;
 }
 
-// ---- the product ----
+// ---- the product, block by block ----
 
-// Rows of weights taken together: their float sums are independent chains,
-// interleaved so that one row's additions do not wait for the previous
-// one's (each row still adds its groups in ascending order).
-constexpr int64_t kRowBlock = 8;
+struct Product {
+  const LowbitLinear* state;
+  const Activations* activations;  // the 8da* operators
+  const float* x;                  // the weight-only ones: [T, K]
+  const float* bias;
+  float* y;
+  std::size_t tokens;
+  std::size_t tasks;
+};
 
-void multiply(const Overload& o, const Activations& a, TensorRef weight, TensorRef scales,
-              std::optional<TensorRef> bias, const Shape& shape, TensorRef out) {
-  const auto in = static_cast<std::size_t>(shape.in);
-  const auto groups = static_cast<std::size_t>(shape.groups);
-  std::vector<int8_t> unpacked(kRowBlock * in);
-  std::vector<int32_t> sums(kRowBlock * groups);
-  const float* ws = scales.data_as<const float>();
-  const float* b = bias ? bias->data_as<const float>() : nullptr;
-  float* y = out.data_as<float>();
-  for (int64_t n0 = 0; n0 < shape.out; n0 += kRowBlock) {
-    const int64_t rows = std::min(kRowBlock, shape.out - n0);
-    const int8_t* w[kRowBlock];
-    for (int64_t r = 0; r < rows; ++r) {
-      const auto* row = static_cast<const uint8_t*>(weight.data()) + (n0 + r) * weight.size(1);
-      int8_t* dst = unpacked.data() + static_cast<std::size_t>(r) * in;
-      if (o.four_bit) simd::unpack_nibbles(row, static_cast<std::size_t>(weight.size(1)), dst);
-      w[r] = o.four_bit ? dst : reinterpret_cast<const int8_t*>(row);
-    }
-    for (int64_t t = 0; t < shape.tokens; ++t) {
-      const int16_t* x = a.shifted.data() + static_cast<std::size_t>(t) * in;
-      for (int64_t r = 0; r < rows; ++r)
-        simd::group_dots(x, w[r], groups, static_cast<std::size_t>(shape.group_size),
-                         sums.data() + static_cast<std::size_t>(r) * groups);
-      float acc[kRowBlock] = {};
-      const float* block_scales = ws + n0 * shape.groups;
-      for (std::size_t g = 0; g < groups; ++g)
-        for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
-          acc[r] = acc[r] + static_cast<float>(sums[r * groups + g]) * block_scales[r * groups + g];
-      const auto s_t = static_cast<float>(a.scales[static_cast<std::size_t>(t)]);
-      for (int64_t r = 0; r < rows; ++r) {
-        float v = acc[r] * s_t;
-        if (b) v = v + b[n0 + r];
-        y[t * shape.out + n0 + r] = v;
-      }
+// The bias of a block's rows, padded to kBlockRows.
+const float* block_bias(const Product& p, std::size_t block, float* padded) {
+  if (p.bias == nullptr) return nullptr;
+  const std::size_t n0 = block * kBlockRows, rows = std::min(kBlockRows, p.state->weights.geometry.out - n0);
+  std::fill(padded, padded + kBlockRows, 0.0f);
+  std::copy(p.bias + n0, p.bias + n0 + rows, padded);
+  return padded;
+}
+
+void store_rows(const Product& p, std::size_t block, std::size_t t, const float* values) {
+  const std::size_t n = p.state->weights.geometry.out, n0 = block * kBlockRows;
+  std::copy(values, values + std::min(kBlockRows, n - n0), p.y + t * n + n0);
+}
+
+void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
+  const lowbit::Geometry& g = p.state->weights.geometry;
+  const Activations& a = *p.activations;
+  float bias[kBlockRows], values[kBlockRows];
+  for (std::size_t b = first; b < end; ++b) {
+    const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, block_bias(p, b, bias));
+    for (std::size_t t = 0; t < p.tokens; ++t) {
+      const lowbit::TokenView token{a.q.data() + t * g.groups * g.padded_group, a.qsums.data() + t * g.groups,
+                                    static_cast<int32_t>(a.zero_points[t]), static_cast<float>(a.scales[t])};
+      lowbit::dynamic_block(block, token, values);
+      store_rows(p, b, t, values);
     }
   }
 }
 
-bool linear(KernelContext& ctx, const Overload& o, TensorRef input, TensorRef weight, TensorRef scales,
-            int64_t group_size, std::optional<TensorRef> bias, TensorRef out) {
+void float_blocks(const Product& p, std::size_t first, std::size_t end) {
+  const lowbit::Geometry& g = p.state->weights.geometry;
+  std::vector<float> dequantized(g.in * kBlockRows);
+  float bias[kBlockRows], values[kBlockRows];
+  for (std::size_t b = first; b < end; ++b) {
+    const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, nullptr);
+    lowbit::dequantize_block(block, g.group_size, dequantized.data());
+    const float* padded_bias = block_bias(p, b, bias);
+    for (std::size_t t = 0; t < p.tokens; ++t) {
+      lowbit::float_block(dequantized.data(), g.in, p.x + t * g.in, padded_bias, values);
+      store_rows(p, b, t, values);
+    }
+  }
+}
+
+// Task i of p.tasks takes a contiguous share of the blocks: which thread
+// computes a block never changes its bytes.
+void run_task(void* context, std::size_t i) {
+  const auto& p = *static_cast<const Product*>(context);
+  const std::size_t blocks = p.state->weights.geometry.blocks;
+  const std::size_t first = blocks * i / p.tasks, end = blocks * (i + 1) / p.tasks;
+  if (p.state->op.dynamic)
+    dynamic_blocks(p, first, end);
+  else
+    float_blocks(p, first, end);
+}
+
+}  // namespace
+
+std::unique_ptr<LowbitLinear> prepare_lowbit_linear(KernelContext& ctx, const LowbitOperator& o, TensorRef input,
+                                                    TensorRef weight, TensorRef scales, int64_t group_size,
+                                                    std::optional<TensorRef> bias, TensorRef out) {
+  if ((weight.data() == nullptr && weight.numel() > 0) || (scales.data() == nullptr && scales.numel() > 0)) {
+    fail(ctx, o.op, "weight and weight_scales must be constants of the program (their layout is made when it loads)");
+    return nullptr;
+  }
   const std::optional<Shape> shape = check_arguments(ctx, o, input, weight, scales, group_size, bias, out);
-  if (!shape) return false;
+  if (!shape) return nullptr;
+  if (!check_scale_values(ctx, o, scales)) return nullptr;
+  const lowbit::Geometry g = lowbit::make_geometry(static_cast<std::size_t>(shape->in),
+                                                   static_cast<std::size_t>(shape->out),
+                                                   static_cast<std::size_t>(shape->group_size), o.four_bit);
+  return std::make_unique<LowbitLinear>(
+      LowbitLinear{o, lowbit::pack_weights(g, static_cast<const uint8_t*>(weight.data()), scales.data_as<float>())});
+}
+
+bool run_lowbit_linear(KernelContext& ctx, const LowbitLinear& state, const RunEnvironment& env, TensorRef input,
+                       std::optional<TensorRef> bias, TensorRef out) {
+  const lowbit::Geometry& g = state.weights.geometry;
+  const LowbitOperator& o = state.op;
+  if (input.dim() < 1 || input.size(input.dim() - 1) != static_cast<int64_t>(g.in) ||
+      out.numel() != input.numel() / static_cast<int64_t>(g.in) * static_cast<int64_t>(g.out))
+    return fail(ctx, o.op, "input {} and out {} do not have the shapes the kernel was prepared for", shape_string(input),
+                shape_string(out));
+  if (!check_tensor(ctx, o.op, "input", input) || !check_tensor(ctx, o.op, "out", out) ||
+      (bias && !check_tensor(ctx, o.op, "bias", *bias)))
+    return false;
   if (out.numel() == 0) return true;
-  const std::optional<Activations> activations = quantize_activations(ctx, input, *shape);
-  if (!activations) return false;
-  multiply(o, *activations, weight, scales, bias, *shape, out);
-  return true;
+  Product p{&state, nullptr, input.data_as<float>(), bias ? bias->data_as<float>() : nullptr, out.data_as<float>(),
+            static_cast<std::size_t>(input.numel()) / g.in, 1};
+  std::optional<Activations> activations;
+  if (o.dynamic) {
+    activations = quantize_activations(ctx, input, g, static_cast<int64_t>(p.tokens));
+    if (!activations) return false;
+    p.activations = &*activations;
+  }
+  auto* pool = static_cast<pthreadpool_t>(env.threadpool);
+  p.tasks = pool == nullptr ? 1 : std::min<std::size_t>(std::max<uint32_t>(env.thread_count, 1), g.blocks);
+  if (p.tasks == 1)
+    run_task(&p, 0);
+  else
+    pthreadpool_parallelize_1d(pool, &run_task, &p, p.tasks, 0);
+  return ctx.ok();
+}
+
+namespace {
+
+// The typed entry points: the prepared form's prepare and run in one call,
+// on one thread.
+template <typename Kernel, typename... Arguments>
+bool prepare_and_run(KernelContext& ctx, TensorRef input, Arguments... arguments) {
+  const std::unique_ptr<LowbitLinear> state = Kernel::prepare_fn(ctx, input, arguments...);
+  if (!state) return false;
+  const RunEnvironment one_thread{sizeof(RunEnvironment), 1, nullptr};
+  return Kernel::run_fn(ctx, *state, one_thread, input, arguments...);
 }
 
 }  // namespace
 
 bool linear_8da4w_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
                       int64_t group_size, std::optional<TensorRef> bias, TensorRef out) {
-  return linear(ctx, k8da4w, input, weight, weight_scales, group_size, bias, out);
+  return prepare_and_run<GroupedLinearKernel<k8da4w>>(ctx, input, weight, weight_scales, group_size, bias, out);
 }
 
 bool linear_8da8w_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
                       std::optional<TensorRef> bias, TensorRef out) {
-  const int64_t in = input.dim() >= 1 ? input.size(input.dim() - 1) : 0;
-  return linear(ctx, k8da8w, input, weight, weight_scales, in, bias, out);
+  return prepare_and_run<ChannelLinearKernel<k8da8w>>(ctx, input, weight, weight_scales, bias, out);
+}
+
+bool linear_int4_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
+                     int64_t group_size, std::optional<TensorRef> bias, TensorRef out) {
+  return prepare_and_run<GroupedLinearKernel<kInt4>>(ctx, input, weight, weight_scales, group_size, bias, out);
+}
+
+bool linear_int8_out(KernelContext& ctx, TensorRef input, TensorRef weight, TensorRef weight_scales,
+                     std::optional<TensorRef> bias, TensorRef out) {
+  return prepare_and_run<ChannelLinearKernel<kInt8>>(ctx, input, weight, weight_scales, bias, out);
 }
 
 }  // namespace et_ops::kernels::quantized

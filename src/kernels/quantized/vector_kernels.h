@@ -58,11 +58,6 @@ bool dequantize_binary64(DType in_dtype, const void* in, std::size_t n, double z
 // with a +8 offset), unpacked to 2 * bytes int8 values in [-8, 7].
 void unpack_nibbles(const uint8_t* packed, std::size_t bytes, int8_t* out);
 
-// Integer dot products of a row of activations a (|a| <= 255) and a row of
-// weights w, one per group of group_size adjacent elements:
-// sums[g] = sum of a[k] * w[k] over group g, exact in int32.
-void group_dots(const int16_t* a, const int8_t* w, std::size_t groups, std::size_t group_size, int32_t* sums);
-
 // add (reference §8.2), elementwise over a, b and out of one dtype:
 // da = fl32(fl32(fl32(a) - a_zero_point) * a_scale), db likewise,
 // out = sat(fl32(rne(fl32(fl32(da + db) * inv)) + out_zero_point)).

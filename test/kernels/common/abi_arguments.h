@@ -57,7 +57,7 @@ inline void check_every_kernel_counts_and_names_its_arguments(const et_ops_manif
   Tensor tensor(DType::Float32, &element, {1});
   et_ops_tensor* const tensors[] = {tensor.raw()};
   for (std::size_t r = 0; r < manifest.record_count; ++r) {
-    const et_ops_kernel_record& record = manifest.records[r];
+    const et_ops_kernel_record& record = *et_ops_manifest_record(&manifest, r);
     const std::vector<SchemaArgument> arguments = schema_arguments(record.schema);
     INFO(record.schema);
     REQUIRE_FALSE(arguments.empty());

@@ -22,10 +22,11 @@ TEST_CASE("manifest: the operators of operators.def, each with its schema and a 
   std::set<std::string> fingerprints;
   for (std::size_t i = 0; i < m.record_count; ++i) {
     // The operator name is the schema's text before its argument list.
-    CHECK(std::string(m.records[i].op) == schemas[i].substr(0, schemas[i].find('(')));
-    CHECK(std::string(m.records[i].schema) == schemas[i]);
-    CHECK(std::string(m.records[i].key).empty());
-    fingerprints.insert(m.records[i].fingerprint);
+    const et_ops_kernel_record& record = *et_ops_manifest_record(&m, i);
+    CHECK(std::string(record.op) == schemas[i].substr(0, schemas[i].find('(')));
+    CHECK(std::string(record.schema) == schemas[i]);
+    CHECK(std::string(record.key).empty());
+    fingerprints.insert(record.fingerprint);
   }
   CHECK(fingerprints.size() == std::size(schemas));  // the operator name is part of each
 }

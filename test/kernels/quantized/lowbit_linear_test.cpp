@@ -1,20 +1,27 @@
 // et_quantized::linear_8da4w.out / linear_8da8w.out: bit for bit the
 // documented integer-then-float order (an independent scalar model built on
 // the library's own per-token quantize), the same bytes under every Highway
-// target, within the documented bound of the decomposed reference chain
-// (choose_qparams -> quantize -> dequantize_per_token -> dequantize weights
-// -> float linear), and every error naming its argument.
+// target (the AVX-512 VNNI one included) and on 1 and 2 threads, within the
+// documented bound of the decomposed reference chain (choose_qparams ->
+// quantize -> dequantize_per_token -> dequantize weights -> float linear),
+// and every error naming its argument. et_quantized::linear_int4.out /
+// linear_int8.out: the documented float order bit for bit, the same bytes
+// everywhere, within the bound of dequantize -> float linear.
 #include <catch2/catch.hpp>
+#include <pthreadpool.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string_view>
 #include <vector>
 
 #include "et_ops/kernels/quantized.h"
+#include "et_ops/registry.h"
+#include "et_ops/value.h"
 #include "simd_targets.h"
 #include "test_util.h"
 
@@ -33,6 +40,17 @@ struct Problem {
   int64_t tokens, in, out, group_size;
   bool four_bit, with_bias;
 };
+
+// Every target of for_each_simd_target, and the AVX-512 VNNI one (AVX3_DL:
+// only the low-bit linears are compiled for it) where the CPU has it.
+template <typename F>
+void for_each_target_and_vnni(F&& f) {
+  for_each_simd_target(f);
+  if ((hwy::SupportedTargets() & HWY_AVX3_DL) == 0) return;
+  const et_ops::test::TargetOverride vnni(HWY_AVX3_DL | HWY_AVX3);
+  INFO("Highway target AVX3_DL");
+  f();
+}
 
 struct Data {
   std::vector<float> x, scales, bias;
@@ -100,30 +118,99 @@ std::vector<float> model(const Problem& p, const Data& d) {
   return y;
 }
 
-std::vector<float> run(const Problem& p, const Data& d) {
+enum class Activation { Dynamic, Float };
+
+const char* operator_name(const Problem& p, Activation a) {
+  if (a == Activation::Dynamic) return p.four_bit ? "et_quantized::linear_8da4w.out" : "et_quantized::linear_8da8w.out";
+  return p.four_bit ? "et_quantized::linear_int4.out" : "et_quantized::linear_int8.out";
+}
+
+// The typed entry point (one thread), or with threads > 1 the registered
+// prepared kernel's functions on a pool of that many threads.
+std::vector<float> run(const Problem& p, const Data& d, Activation a = Activation::Dynamic, std::size_t threads = 1) {
   Owned<float> x({p.tokens, p.in}, d.x);
   Owned<float> scales({p.out, p.in / p.group_size}, d.scales);
   Owned<float> bias({p.out}, d.bias.empty() ? std::vector<float>(static_cast<std::size_t>(p.out)) : d.bias);
   Owned<float> out({p.tokens, p.out}, std::vector<float>(static_cast<std::size_t>(p.tokens * p.out), -7.0f));
+  Owned<uint8_t> w4({p.out, p.in / 2}, d.packed);
+  Owned<int8_t> w8({p.out, p.in}, d.w);
+  const TensorRef w = p.four_bit ? w4.ref() : w8.ref();
   const std::optional<TensorRef> b = p.with_bias ? std::optional<TensorRef>(bias.ref()) : std::nullopt;
   KernelContext ctx;
   bool ok;
-  if (p.four_bit) {
-    Owned<uint8_t> w({p.out, p.in / 2}, d.packed);
-    ok = q::linear_8da4w_out(ctx, x, w, scales, p.group_size, b, out);
+  if (threads > 1) {
+    REQUIRE(q::register_kernels().ok());
+    const et_ops::ResolvedKernel kernel = et_ops::lookup_kernel(operator_name(p, a));
+    REQUIRE(kernel.prepared != nullptr);
+    et_ops::Tensor* tensors[] = {&x.tensor, p.four_bit ? &w4.tensor : &w8.tensor, &scales.tensor, &bias.tensor,
+                                 &out.tensor};
+    std::vector<et_ops_value> values{et_ops::tensor_value(*tensors[0]), et_ops::tensor_value(*tensors[1]),
+                                     et_ops::tensor_value(*tensors[2])};
+    if (p.four_bit) values.push_back(et_ops::int_value(p.group_size));
+    values.push_back(p.with_bias ? et_ops::tensor_value(*tensors[3]) : et_ops::none_value());
+    values.push_back(et_ops::tensor_value(*tensors[4]));
+    std::vector<et_ops_value*> args;
+    for (et_ops_value& v : values) args.push_back(&v);
+    const std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool(pthreadpool_create(threads), pthreadpool_destroy);
+    REQUIRE(pool != nullptr);
+    const et_ops_prepared_kernel& f = *kernel.prepared;
+    void* state = f.prepare(ctx.raw(), args.data(), args.size());
+    REQUIRE(state != nullptr);
+    const et_ops_run_environment env{sizeof(et_ops_run_environment), static_cast<uint32_t>(threads), pool.get()};
+    f.run(ctx.raw(), state, nullptr, &env, args.data(), args.size());
+    f.release_prepared(state);
+    ok = ctx.ok();
+  } else if (a == Activation::Dynamic) {
+    ok = p.four_bit ? q::linear_8da4w_out(ctx, x, w, scales, p.group_size, b, out)
+                    : q::linear_8da8w_out(ctx, x, w, scales, b, out);
   } else {
-    Owned<int8_t> w({p.out, p.in}, d.w);
-    ok = q::linear_8da8w_out(ctx, x, w, scales, b, out);
+    ok = p.four_bit ? q::linear_int4_out(ctx, x, w, scales, p.group_size, b, out)
+                    : q::linear_int8_out(ctx, x, w, scales, b, out);
   }
   INFO(ctx.message());
   REQUIRE(ok);
   return out.values;
 }
 
+std::size_t mismatches(const std::vector<float>& got, const std::vector<float>& expected) {
+  REQUIRE(got.size() == expected.size());
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) count += bits_of(got[i]) != bits_of(expected[i]);
+  return count;
+}
+
+// The weights as the reference dequantizes them: fl32(fl32(w) * scale).
+std::vector<float> dequantized(const Problem& p, const Data& d) {
+  const int64_t groups = p.in / p.group_size;
+  std::vector<float> wd(d.w.size());
+  for (int64_t n = 0; n < p.out; ++n)
+    for (int64_t k = 0; k < p.in; ++k) {
+      const auto i = static_cast<std::size_t>(n * p.in + k);
+      wd[i] = static_cast<float>(d.w[i]) * d.scales[static_cast<std::size_t>(n * groups + k / p.group_size)];
+    }
+  return wd;
+}
+
+// The weight-only operators' documented order, with scalars.
+std::vector<float> float_model(const Problem& p, const Data& d) {
+  const std::vector<float> wd = dequantized(p, d);
+  std::vector<float> y(static_cast<std::size_t>(p.tokens * p.out));
+  for (int64_t t = 0; t < p.tokens; ++t)
+    for (int64_t n = 0; n < p.out; ++n) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < p.in; ++k)
+        acc = acc + d.x[static_cast<std::size_t>(t * p.in + k)] * wd[static_cast<std::size_t>(n * p.in + k)];
+      if (p.with_bias) acc = acc + d.bias[static_cast<std::size_t>(n)];
+      y[static_cast<std::size_t>(t * p.out + n)] = acc;
+    }
+  return y;
+}
+
 const Problem kProblems[] = {
     {1, 64, 16, 32, true, false},  {3, 96, 7, 32, true, true},    {5, 128, 9, 64, true, true},
     {2, 40, 5, 8, true, false},    {1, 64, 16, 64, false, true},  {4, 200, 11, 200, false, false},
-    {1, 768, 8, 32, true, true},   {17, 256, 3, 128, true, false},
+    {1, 768, 8, 32, true, true},   {17, 256, 3, 128, true, false}, {2, 36, 33, 12, true, true},
+    {3, 30, 40, 30, false, true},  {2, 256, 48, 32, true, false},
 };
 
 TEST_CASE("linear_8da4w / 8da8w: the documented order bit for bit, the same bytes on every target", "[lowbit]") {
@@ -132,12 +219,50 @@ TEST_CASE("linear_8da4w / 8da8w: the documented order bit for bit, the same byte
     INFO("T " << p.tokens << " K " << p.in << " N " << p.out << " group " << p.group_size << " int4 " << p.four_bit);
     const Data d = random_data(p, rng);
     const std::vector<float> expected = model(p, d);
-    for_each_simd_target([&] {
-      const std::vector<float> got = run(p, d);
-      std::size_t mismatches = 0;
-      for (std::size_t i = 0; i < got.size(); ++i) mismatches += bits_of(got[i]) != bits_of(expected[i]);
-      CHECK(mismatches == 0);
+    for_each_target_and_vnni([&] {
+      CHECK(mismatches(run(p, d), expected) == 0);
+      CHECK(mismatches(run(p, d, Activation::Dynamic, 2), expected) == 0);
     });
+  }
+}
+
+TEST_CASE("linear_int4 / int8: the documented order bit for bit, the same bytes on every target and thread count",
+          "[lowbit]") {
+  auto rng = et_ops::test::seeded_rng(10);
+  for (const Problem& p : kProblems) {
+    INFO("T " << p.tokens << " K " << p.in << " N " << p.out << " group " << p.group_size << " int4 " << p.four_bit);
+    const Data d = random_data(p, rng);
+    const std::vector<float> expected = float_model(p, d);
+    for_each_target_and_vnni([&] {
+      CHECK(mismatches(run(p, d, Activation::Float), expected) == 0);
+      CHECK(mismatches(run(p, d, Activation::Float, 2), expected) == 0);
+    });
+  }
+}
+
+// dequantize -> float linear, summed in binary64: the kernel's K + 1
+// roundings of its chain bound the difference (docs/kernels-quantized.md).
+TEST_CASE("linear_int4 / int8: within the documented bound of dequantize -> linear", "[lowbit]") {
+  auto rng = et_ops::test::seeded_rng(11);
+  for (const Problem& p : kProblems) {
+    const Data d = random_data(p, rng);
+    const std::vector<float> wd = dequantized(p, d);
+    const std::vector<float> got = run(p, d, Activation::Float);
+    const double u = std::ldexp(1.0, -24);
+    for (int64_t t = 0; t < p.tokens; ++t)
+      for (int64_t n = 0; n < p.out; ++n) {
+        double sum = p.with_bias ? d.bias[static_cast<std::size_t>(n)] : 0.0, magnitude = std::fabs(sum);
+        for (int64_t k = 0; k < p.in; ++k) {
+          const double product = static_cast<double>(d.x[static_cast<std::size_t>(t * p.in + k)]) *
+                                 wd[static_cast<std::size_t>(n * p.in + k)];
+          sum += product;
+          magnitude += std::fabs(product);
+        }
+        const double bound = static_cast<double>(p.in + 1) * u * magnitude;
+        const double error = std::fabs(got[static_cast<std::size_t>(t * p.out + n)] - sum);
+        INFO("t " << t << " n " << n << " error " << error << " bound " << bound);
+        CHECK(error <= bound);
+      }
   }
 }
 
@@ -239,6 +364,19 @@ TEST_CASE("linear_8da4w / 8da8w: every error names its argument", "[lowbit][erro
   require_error(ctx, {"weight", "uint8"});
   KernelContext ok_ctx;
   CHECK(q::linear_8da8w_out(ok_ctx, x, w8, ws1, std::nullopt, out));
+  KernelContext int4_ctx;
+  CHECK_FALSE(q::linear_int4_out(int4_ctx, x, w4, ws, 3, std::nullopt, out));
+  require_error(int4_ctx, {"et_quantized::linear_int4.out", "group_size 3"});
+  KernelContext int8_ctx;
+  CHECK_FALSE(q::linear_int8_out(int8_ctx, x, w8, bad_scales, std::nullopt, out));
+  require_error(int8_ctx, {"et_quantized::linear_int8.out", "weight_scales has 6 elements"});
+  // The registered kernels repack constant weights: a weight with no data
+  // (an input of the program) is refused when the program loads.
+  Owned<uint8_t> no_data({3, 2}, {});
+  no_data.tensor.raw()->data = nullptr;
+  KernelContext load_ctx;
+  CHECK_FALSE(q::linear_8da4w_out(load_ctx, x, no_data, ws, 2, std::nullopt, out));
+  require_error(load_ctx, {"weight and weight_scales must be constants"});
 }
 
 }  // namespace

@@ -317,7 +317,7 @@ inline std::vector<int64_t> random_shape(std::mt19937_64& rng, int64_t max_rank 
 inline et_ops_kernel_fn manifest_kernel(std::string_view op) {
   const et_ops_manifest& m = kernels::quantized::manifest();
   for (std::size_t i = 0; i < m.record_count; ++i)
-    if (op == m.records[i].op) return m.records[i].fn;
+    if (op == et_ops_manifest_record(&m, i)->op) return et_ops_manifest_record(&m, i)->fn;
   FAIL("operator not in the manifest: " << op);
   return nullptr;
 }

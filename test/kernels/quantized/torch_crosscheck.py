@@ -100,8 +100,10 @@ class Kernels:
         entry = self.lib.et_ops_kernel_library_manifest
         entry.restype = ctypes.POINTER(Manifest)
         manifest = entry().contents
-        assert manifest.record_size == ctypes.sizeof(Record), "record size differs from et_ops/abi.h"
-        self.fns = {manifest.records[i].op.decode(): manifest.records[i].fn for i in range(manifest.record_count)}
+        assert manifest.record_size >= ctypes.sizeof(Record), "record size smaller than et_ops/abi.h's"
+        base = ctypes.cast(manifest.records, ctypes.c_void_p).value
+        records = [Record.from_address(base + i * manifest.record_size) for i in range(manifest.record_count)]
+        self.fns = {record.op.decode(): record.fn for record in records}
 
     def call(self, op, *args):
         keep = []

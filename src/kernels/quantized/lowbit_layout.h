@@ -1,0 +1,90 @@
+// The load-time layout of the low-bit linears' weights (prepared kernels):
+// output channels in blocks of kBlockRows, so that a SIMD lane is an output
+// channel and a block's bytes stream in the order the microkernel reads
+// them.
+//
+// Per block, per group g (its group_size elements padded with zero weights
+// to padded_group, a multiple of 8 for int4 and 4 for int8), chunks of
+// kChunkBytes bytes; byte 4 * r + e of chunk c of block row r holds
+//   int4: w[k0 + e] + 8 in its low nibble, w[k0 + 4 + e] + 8 in its high
+//         one (k0 = 8c within the group): the two quads of a byte's lanes;
+//   int8: w[k0 + e] + 128 (k0 = 4c): an unsigned byte.
+// Beside them, per block, group and row: the float32 scale and the sum of
+// the group's (signed) weights. Rows past N are zero weights.
+//
+// For an int8 token q with zero point z (activations padded with zeros
+// like the weights), the exact integer group sum of the reference is
+//   sum (q - z) * w = sum q * (w + off) - off * sum q - z * sum w,
+// off = 8 or 128: u8 x s8 products, what vpdpbusd / vpmaddubsw multiply.
+#ifndef ET_OPS_SRC_KERNELS_QUANTIZED_LOWBIT_LAYOUT_H
+#define ET_OPS_SRC_KERNELS_QUANTIZED_LOWBIT_LAYOUT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace et_ops::kernels::quantized::lowbit {
+
+inline constexpr std::size_t kBlockRows = 16;
+inline constexpr std::size_t kChunkBytes = 64;  // 4 bytes of each of the block's rows
+
+struct Geometry {
+  std::size_t in = 0;            // K
+  std::size_t out = 0;           // N
+  std::size_t group_size = 0;    // elements per scale
+  std::size_t groups = 0;        // K / group_size
+  std::size_t padded_group = 0;  // group_size rounded up to a whole chunk's elements
+  std::size_t chunks = 0;        // chunks per group
+  std::size_t blocks = 0;        // ceil(N / kBlockRows)
+  bool four_bit = false;
+};
+
+Geometry make_geometry(std::size_t in, std::size_t out, std::size_t group_size, bool four_bit);
+
+// The repacked weights of one linear layer.
+struct PackedWeights {
+  Geometry geometry;
+  std::vector<uint8_t> bytes;   // [blocks][groups][chunks][kChunkBytes]
+  std::vector<float> scales;    // [blocks][groups][kBlockRows]
+  std::vector<int32_t> wsums;   // [blocks][groups][kBlockRows]
+};
+
+// weight: int4 [N, K/2] in embedding_4bit's layout (even element in the high
+// nibble, value = nibble - 8) or int8 [N, K]; scales [N, groups] row-major.
+PackedWeights pack_weights(const Geometry& geometry, const uint8_t* weight, const float* scales);
+
+// One block's part of the packed weights.
+struct BlockView {
+  const uint8_t* bytes;
+  const float* scales;
+  const int32_t* wsums;
+  const float* bias;  // kBlockRows values, or null
+  std::size_t groups, chunks, padded_group;
+  bool four_bit;
+};
+
+BlockView block_view(const PackedWeights& weights, std::size_t block, const float* bias);
+
+// One token's quantized activations.
+struct TokenView {
+  const int8_t* q;        // [groups][padded_group], zeros in the padding
+  const int32_t* qsums;   // [groups]: sum of q over each group
+  int32_t zero_point;
+  float scale;
+};
+
+// out[r], r < kBlockRows: the documented chain of block row r for the token:
+// acc = 0; for g ascending: acc = fl32(acc + fl32(fl32(isum_g) * scale_g));
+// fl32(acc * token scale), then fl32(+ bias).
+void dynamic_block(const BlockView& block, const TokenView& token, float* out);
+
+// The block's weights as float32 [K][kBlockRows]: fl32(fl32(w) * scale).
+void dequantize_block(const BlockView& block, std::size_t group_size, float* out);
+
+// out[r] = fl32 chain of x[k] * weights[k][r] added for k ascending from 0,
+// then + bias[r] (bias may be null).
+void float_block(const float* weights, std::size_t in, const float* x, const float* bias, float* out);
+
+}  // namespace et_ops::kernels::quantized::lowbit
+
+#endif  // ET_OPS_SRC_KERNELS_QUANTIZED_LOWBIT_LAYOUT_H
