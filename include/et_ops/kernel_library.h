@@ -139,9 +139,6 @@ class ET_OPS_API KernelLibrary {
   const char* loadable_error() const { return ok() ? nullptr : error_.c_str(); }
 
  private:
-  // Records why kernel k cannot be registered (its schema or signature).
-  void note_error(const KernelDefinition& k);
-
   std::string component_;
   std::string version_;
   std::vector<KernelDefinition> kernels_;

@@ -5,7 +5,7 @@ of UTF-8 JSON, zero padding to the next multiple of 64, then the data segment
 holding the constants, each at a 64-byte aligned offset. `read_header` is the
 Python reader of that framing: et_ops.etp reads programs with it, and the
 build reads the operators of -Dselected_programs with it before the package
-exists (scripts/operator_table.py).
+exists.
 """
 
 import json

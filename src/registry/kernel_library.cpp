@@ -31,6 +31,21 @@ const char* value_tag(int32_t tag) {
   }
 }
 
+// The operator a schema names, for messages.
+std::string operator_of(const char* schema) {
+  const std::string_view name = schema_operator_name(schema);
+  return name.empty() ? std::string("kernel") : std::string(name);
+}
+
+// The name of argument i of a schema, for messages.
+std::string argument_name_of(const char* schema, std::size_t i) {
+  SchemaReader reader(schema);
+  SchemaArgument argument;
+  for (std::size_t position = 0; reader.next(argument); ++position)
+    if (position == i) return std::string(argument.name);
+  return "?";
+}
+
 }  // namespace
 
 ArgumentReader::ArgumentReader(et_ops_kernel_context* ctx, const char* schema, et_ops_value* const* args,
@@ -38,11 +53,12 @@ ArgumentReader::ArgumentReader(et_ops_kernel_context* ctx, const char* schema, e
     : ctx_(KernelContext::from(ctx)), schema_(schema ? schema : ""), args_(args), count_(count) {
   // The schema is read only to name what is wrong, never on the way to a kernel.
   if (count != expected)
-    ctx_.fail(op() + ": expected " + std::to_string(expected) + " arguments, got " + std::to_string(count));
+    ctx_.fail(operator_of(schema_) + ": expected " + std::to_string(expected) + " arguments, got " +
+              std::to_string(count));
 }
 
 TensorRef ArgumentReader::tensor(std::size_t i) {
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_TENSOR);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_TENSOR);
   if (v == nullptr || v->u.tensor == nullptr) {
     if (v != nullptr) fail(i, "is a null tensor");
     return TensorRef(placeholder_);
@@ -51,23 +67,23 @@ TensorRef ArgumentReader::tensor(std::size_t i) {
 }
 
 int64_t ArgumentReader::integer(std::size_t i) {
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_INT);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_INT);
   return v ? v->u.i : 0;
 }
 
 double ArgumentReader::floating(std::size_t i) {
   if (tag(i) == ET_OPS_VALUE_INT) return static_cast<double>(args_[i]->u.i);
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_DOUBLE);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_DOUBLE);
   return v ? v->u.d : 0.0;
 }
 
 bool ArgumentReader::boolean(std::size_t i) {
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_BOOL);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_BOOL);
   return v ? v->u.b != 0 : false;
 }
 
 DType ArgumentReader::scalar_type(std::size_t i) {
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_SCALAR_TYPE);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_SCALAR_TYPE);
   if (v == nullptr) return DType::Float32;
   if (v->u.scalar_type < 0 || v->u.scalar_type >= kDTypeCount) {
     fail(i, "is not a valid scalar type (" + std::to_string(v->u.scalar_type) + ")");
@@ -77,7 +93,7 @@ DType ArgumentReader::scalar_type(std::size_t i) {
 }
 
 IntList ArgumentReader::int_list(std::size_t i) {
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_INT_LIST);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_INT_LIST);
   if (v == nullptr) return IntList();
   if (v->u.int_list.size < 0 || (v->u.int_list.size > 0 && v->u.int_list.data == nullptr)) {
     fail(i, "is a malformed int list");
@@ -87,7 +103,7 @@ IntList ArgumentReader::int_list(std::size_t i) {
 }
 
 TensorList ArgumentReader::tensor_list(std::size_t i) {
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_TENSOR_LIST);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_TENSOR_LIST);
   if (v == nullptr) return TensorList();
   const et_ops_tensor_list& list = v->u.tensor_list;
   if (list.size < 0 || (list.size > 0 && list.data == nullptr)) {
@@ -103,7 +119,7 @@ TensorList ArgumentReader::tensor_list(std::size_t i) {
 }
 
 OptionalTensorList ArgumentReader::optional_tensor_list(std::size_t i) {
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_OPTIONAL_TENSOR_LIST);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_OPTIONAL_TENSOR_LIST);
   if (v == nullptr) return OptionalTensorList();
   const et_ops_tensor_list& list = v->u.tensor_list;
   if (list.size < 0 || (list.size > 0 && list.data == nullptr)) {
@@ -114,7 +130,7 @@ OptionalTensorList ArgumentReader::optional_tensor_list(std::size_t i) {
 }
 
 std::string_view ArgumentReader::string(std::size_t i) {
-  const et_ops_value* v = arg(i, ET_OPS_VALUE_STRING);
+  const et_ops_value* v = value(i, ET_OPS_VALUE_STRING);
   if (v == nullptr) return {};
   if (v->u.string.size < 0 || (v->u.string.size > 0 && v->u.string.data == nullptr)) {
     fail(i, "is a malformed string");
@@ -129,10 +145,12 @@ Scalar ArgumentReader::scalar(std::size_t i) {
 }
 
 void ArgumentReader::fail(std::size_t i, const std::string& what) {
-  if (ctx_.ok()) ctx_.fail(op() + ": argument " + std::to_string(i) + " ('" + name(i) + "') " + what);
+  if (ctx_.ok())
+    ctx_.fail(operator_of(schema_) + ": argument " + std::to_string(i) + " ('" + argument_name_of(schema_, i) + "') " +
+              what);
 }
 
-const et_ops_value* ArgumentReader::arg(std::size_t i, int32_t expected_tag) {
+const et_ops_value* ArgumentReader::value(std::size_t i, int32_t expected_tag) {
   if (!ctx_.ok()) return nullptr;
   if (tag(i) == -1) {
     fail(i, "is missing");
@@ -143,19 +161,6 @@ const et_ops_value* ArgumentReader::arg(std::size_t i, int32_t expected_tag) {
     return nullptr;
   }
   return args_[i];
-}
-
-std::string ArgumentReader::op() const {
-  const std::string_view name = schema_operator_name(schema_);
-  return name.empty() ? std::string("kernel") : std::string(name);
-}
-
-std::string ArgumentReader::name(std::size_t i) const {
-  SchemaReader reader(schema_);
-  SchemaArgument argument;
-  for (std::size_t position = 0; reader.next(argument); ++position)
-    if (position == i) return std::string(argument.name);
-  return "?";
 }
 
 }  // namespace detail
@@ -180,6 +185,38 @@ SchemaArgument argument_at(std::string_view schema, std::size_t i) {
 std::string argument_name(std::string_view schema, std::size_t i) { return std::string(argument_at(schema, i).name); }
 std::string argument_type(std::string_view schema, std::size_t i) { return std::string(argument_at(schema, i).type); }
 
+// Why kernel k of library `component` cannot be registered (its schema or signature).
+std::string signature_error(const std::string& component, const KernelDefinition& k) {
+  const std::string_view schema = k.schema ? k.schema : "";
+  std::string op(schema_operator_name(schema));
+  if (op.empty()) op = "a kernel";
+  std::string text = "kernel library " + component + ": " + op + ": ";
+  const SignatureCheck& c = k.check;
+  switch (c.problem) {
+    case SignatureCheck::Problem::Schema:
+      text += "the schema does not parse at offset " + std::to_string(c.argument) + ": " + c.schema_error +
+              " (in \"" + std::string(schema) + "\")";
+      break;
+    case SignatureCheck::Problem::TooFewParameters:
+      text += "the schema lists more arguments than the kernel takes: argument " + std::to_string(c.argument) +
+              " ('" + argument_name(schema, c.argument) + "') has no parameter";
+      break;
+    case SignatureCheck::Problem::TooManyParameters:
+      text += "the kernel takes more parameters than the schema lists arguments (" + std::to_string(c.argument) +
+              "): its parameter " + std::to_string(c.argument + 1) + " (" + kernel_parameter_type(c.parameter_kind) +
+              ") has no argument";
+      break;
+    case SignatureCheck::Problem::KindMismatch:
+      text += "argument " + std::to_string(c.argument) + " ('" + argument_name(schema, c.argument) + "') is '" +
+              argument_type(schema, c.argument) + "' in the schema, which takes " +
+              kernel_parameter_type(c.schema_kind) + ", but the kernel's parameter " +
+              std::to_string(c.argument + 1) + " is " + kernel_parameter_type(c.parameter_kind);
+      break;
+    case SignatureCheck::Problem::None: text += "the kernel has no function"; break;
+  }
+  return text;
+}
+
 }  // namespace
 
 KernelLibrary::KernelLibrary(const char* component, const char* version, const KernelDefinition* kernels,
@@ -187,7 +224,7 @@ KernelLibrary::KernelLibrary(const char* component, const char* version, const K
     : component_(component ? component : ""), version_(version ? version : ""), kernels_(kernels, kernels + count) {
   const std::string library_digest = digest != nullptr ? std::string(digest) : unfingerprinted_digest();
   for (const KernelDefinition& k : kernels_)
-    if (!k.check.ok() || k.fn == nullptr) note_error(k);
+    if (!k.check.ok() || k.fn == nullptr) error_ += (error_.empty() ? "" : "\n") + signature_error(component_, k);
   if (ok()) {
     for (const KernelDefinition& k : kernels_) {
       const char* unset = nullptr;
@@ -221,38 +258,6 @@ KernelLibrary::KernelLibrary(const char* component, const char* version, const K
 RegistrationResult KernelLibrary::register_kernels() const {
   if (!ok()) return status();
   return registration_result(et_ops_register_manifest(&manifest_));
-}
-
-void KernelLibrary::note_error(const KernelDefinition& k) {
-  const std::string_view schema = k.schema ? k.schema : "";
-  std::string op(schema_operator_name(schema));
-  if (op.empty()) op = "a kernel";
-  std::string text = "kernel library " + component_ + ": " + op + ": ";
-  const SignatureCheck& c = k.check;
-  switch (c.problem) {
-    case SignatureCheck::Problem::Schema:
-      text += "the schema does not parse at offset " + std::to_string(c.argument) + ": " + c.schema_error +
-              " (in \"" + std::string(schema) + "\")";
-      break;
-    case SignatureCheck::Problem::TooFewParameters:
-      text += "the schema lists more arguments than the kernel takes: argument " + std::to_string(c.argument) +
-              " ('" + argument_name(schema, c.argument) + "') has no parameter";
-      break;
-    case SignatureCheck::Problem::TooManyParameters:
-      text += "the kernel takes more parameters than the schema lists arguments (" + std::to_string(c.argument) +
-              "): its parameter " + std::to_string(c.argument + 1) + " (" + kernel_parameter_type(c.parameter_kind) +
-              ") has no argument";
-      break;
-    case SignatureCheck::Problem::KindMismatch:
-      text += "argument " + std::to_string(c.argument) + " ('" + argument_name(schema, c.argument) + "') is '" +
-              argument_type(schema, c.argument) + "' in the schema, which takes " +
-              kernel_parameter_type(c.schema_kind) + ", but the kernel's parameter " +
-              std::to_string(c.argument + 1) + " is " + kernel_parameter_type(c.parameter_kind);
-      break;
-    case SignatureCheck::Problem::None: text += "the kernel has no function"; break;
-  }
-  if (error_.empty()) error_ = text;
-  else error_ += "\n" + text;
 }
 
 }  // namespace et_ops

@@ -53,12 +53,14 @@ class ET_OPS_API ArgumentReader {
   // Reports argument i as wrong: "<op>: argument <i> ('<name>') <what>".
   void fail(std::size_t i, const std::string& what);
 
- private:
-  // Argument i when it has the expected tag, else null (reported).
-  const et_ops_value* arg(std::size_t i, int32_t expected_tag);
-  std::string op() const;
-  std::string name(std::size_t i) const;
+  // Argument i when it is present with the tag expected, else null, and
+  // reported once.
+  const et_ops_value* value(std::size_t i, int32_t expected_tag);
 
+  // The schema the messages name the operator and arguments from ("" if none).
+  const char* schema() const { return schema_; }
+
+ private:
   KernelContext& ctx_;
   const char* schema_;
   et_ops_value* const* args_;

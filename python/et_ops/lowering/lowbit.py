@@ -21,8 +21,8 @@ unchanged. The fused kernels repack the weights when the program loads.
 Numerics: an 8da* operator computes the chain's per-token integers exactly
 and adds in one fixed float order, an int4/int8 one multiplies by the
 chain's dequantized weights in one fixed order: each output differs from the
-chain's by float summation order only (docs/kernels-quantized.md gives the
-bound).
+chain's by float summation order only (the quantized kernels' documentation
+gives the bound).
 """
 
 from .._operators import portable, quantized
