@@ -76,17 +76,21 @@ done
 for f in $sdk_files; do
   check "the package holds $f" test -f "$package/$f"
 done
-check "the headers are exactly include/ of the checkout (plus version.h)" bash -c "
-  diff <(cd '$root/include' && find et_ops -name '*.h' | sort) \
-       <(cd '$package/include' && find et_ops -type f ! -name version.h | sort)"
+# The build generates version.h and each kernel set's kernels/NAME_operators.h.
+generated_headers="et_ops/version.h"
+for set in $kernel_sets; do generated_headers+=" et_ops/kernels/${set}_operators.h"; done
+check "the headers are exactly include/ of the checkout plus the generated ones" bash -c "
+  diff <( (cd '$root/include' && find et_ops -name '*.h' -o -name '*.def'; printf '%s\n' $generated_headers) | sort) \
+       <(cd '$package/include' && find et_ops -type f | sort)"
 while IFS= read -r header; do
   relative=${header#"$package/include/"}
   check "header $relative compiles on its own" bash -c "echo '#include <$relative>' |
     g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I'$package/include' -x c++ -"
 done < <(find "$package/include/et_ops" -name '*.h' | sort)
-check "the package's Python modules are exactly python/et_ops/ (plus the generated _sdk_layout.py)" bash -c "
+check "the package's Python modules are exactly python/et_ops/ (plus the generated _sdk_layout.py, _dtypes.py, _operators.py)" bash -c "
   diff <(cd '$root/python' && find et_ops -name '*.py' | sort) \
-       <(cd '$package/..' && find et_ops -name '*.py' ! -name _sdk_layout.py ! -path '*/__pycache__/*' | sort)"
+       <(cd '$package/..' && find et_ops -name '*.py' ! -name _sdk_layout.py ! -name _dtypes.py ! -name _operators.py \
+           ! -path '*/__pycache__/*' | sort)"
 runpath() { readelf -d "$1" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p'; }
 check "the libraries find each other through \$ORIGIN" bash -c "
   for lib in '$libdir'/lib*.so.0; do [ \"\$(readelf -d \"\$lib\" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')\" = '\$ORIGIN' ] || exit 1; done"
