@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (auto result : {et_ops::kernels::portable::register_kernels(), et_ops::kernels::quantized::register_kernels()})
-    if (!result) return std::cerr << result.message(), 1;
+    if (!result) return std::cerr << result.status().message() << "\n", 1;
 
   sentencepiece::SentencePieceProcessor tokenizer;
   if (const auto status = tokenizer.Load(argv[2]); !status.ok()) return std::cerr << status.ToString() << "\n", 1;
@@ -30,23 +30,24 @@ int main(int argc, char** argv) {
   prompt.insert(prompt.end(), pieces.begin(), pieces.end());
 
   et_ops::LoadResult loaded = et_ops::Program::load(argv[1]);
-  if (!loaded) return std::cerr << loaded.error << "\n", 1;
-  auto state = loaded.program->make_state();  // holds the key/value cache between runs
+  if (!loaded) return std::cerr << loaded.status().message() << "\n", 1;
+  et_ops::Result<et_ops::RunState> state = (*loaded)->make_state();  // holds the key/value cache between runs
+  if (!state) return std::cerr << state.status().message() << "\n", 1;
 
   et_ops::GenerateOptions options;
   options.max_new_tokens = argc == 5 ? std::stoul(argv[4]) : 40;
   options.stop_tokens = {tokenizer.eos_id()};
-  const et_ops::GenerateResult result = et_ops::generate(*loaded.program, *state, prompt, options);
-  if (!result) return std::cerr << result.error << "\n", 1;
+  const et_ops::Result<et_ops::Generation> result = et_ops::generate(**loaded, *state, prompt, options);
+  if (!result) return std::cerr << result.status().message() << "\n", 1;
 
   std::vector<int> text_ids(prompt.begin() + 1, prompt.end());
-  for (int64_t token : result.tokens)
+  for (int64_t token : result->tokens)
     if (token != tokenizer.eos_id()) text_ids.push_back(static_cast<int>(token));
   std::string text;
   if (const auto status = tokenizer.Decode(text_ids, &text); !status.ok())
     return std::cerr << status.ToString() << "\n", 1;
   std::cout << text << "\n"
-            << result.tokens.size() << " new tokens, prefill " << result.timings.prefill_tokens_per_second()
-            << " tokens/s, decode " << result.timings.decode_tokens_per_second() << " tokens/s\n";
+            << result->tokens.size() << " new tokens, prefill " << result->timings.prefill_tokens_per_second()
+            << " tokens/s, decode " << result->timings.decode_tokens_per_second() << " tokens/s\n";
   return 0;
 }
