@@ -45,11 +45,7 @@
 #include <immintrin.h>
 #endif
 
-HWY_BEFORE_NAMESPACE();
-#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC_ACTUAL
-#pragma GCC push_options
-#pragma GCC target("avx512vnni")
-#endif
+#include "common/hwy_vnni_begin.h"
 namespace lowbit_bench {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -111,10 +107,7 @@ int64_t MultiplyAddLoop(const int16_t* seed, int64_t iterations, int32_t* sink) 
 
 }  // namespace HWY_NAMESPACE
 }  // namespace lowbit_bench
-#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC_ACTUAL
-#pragma GCC pop_options
-#endif
-HWY_AFTER_NAMESPACE();
+#include "common/hwy_vnni_end.h"
 
 #if HWY_ONCE
 namespace lowbit_bench {

@@ -27,13 +27,7 @@
 #include <immintrin.h>
 #endif
 
-HWY_BEFORE_NAMESPACE();
-#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC_ACTUAL
-// Highway's AVX3_DL target (CPUs with AVX-512 VNNI) leaves avx512vnni out
-// of its compiler flags.
-#pragma GCC push_options
-#pragma GCC target("avx512vnni")
-#endif
+#include "common/hwy_vnni_begin.h"
 namespace et_ops::kernels::quantized::lowbit {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -226,10 +220,7 @@ void FloatBlock(const float* w, std::size_t in, const float* x, const float* bia
 
 }  // namespace HWY_NAMESPACE
 }  // namespace et_ops::kernels::quantized::lowbit
-#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC_ACTUAL
-#pragma GCC pop_options
-#endif
-HWY_AFTER_NAMESPACE();
+#include "common/hwy_vnni_end.h"
 
 #if HWY_ONCE
 namespace et_ops::kernels::quantized::lowbit {
