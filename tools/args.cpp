@@ -4,8 +4,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace et_ops::tool {
+
+CommandSpec command_spec(std::string name, std::string summary, std::string details, Operands operands,
+                         std::vector<OptionSpec> options) {
+  CommandSpec spec;
+  spec.name = std::move(name);
+  spec.operands = std::move(operands.synopsis);
+  spec.summary = std::move(summary);
+  spec.details = std::move(details);
+  spec.min_positional = operands.min;
+  spec.max_positional = operands.max;
+  spec.operand_completion = std::move(operands.completion);
+  spec.options = std::move(options);
+  return spec;
+}
 
 const OptionSpec* CommandSpec::option(const std::string& name) const {
   for (const OptionSpec& o : options)

@@ -55,6 +55,20 @@ struct CommandSpec {
   const OptionSpec* option(const std::string& name) const;
 };
 
+// What a command takes besides options.
+struct Operands {
+  std::string synopsis;  // "PROGRAM.etp", "[LIBRARY...]"; empty: none
+  std::size_t min = 0;
+  std::size_t max = 0;
+  Completion completion;
+
+  // The one program file most commands take.
+  static Operands program() { return {"PROGRAM.etp", 1, 1, Completion::files("*.etp")}; }
+};
+
+CommandSpec command_spec(std::string name, std::string summary, std::string details, Operands operands,
+                         std::vector<OptionSpec> options);
+
 class Arguments {
  public:
   // Throws UsageError on an unknown option, a missing value or a wrong

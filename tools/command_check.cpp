@@ -190,17 +190,11 @@ nlohmann::json to_json(const Ownership& o) {
 }  // namespace
 
 CommandSpec check_spec() {
-  CommandSpec spec;
-  spec.name = "check";
-  spec.operands = "[LIBRARY...]";
-  spec.summary = "which kernel library provides which operator, and every collision between them";
-  spec.details =
+  return command_spec("check", "which kernel library provides which operator, and every collision between them",
       "Reads each library's manifest without registering anything. Without LIBRARY, checks the kernel\n"
-      "libraries shipped next to libet_ops.so. Exits 1 on a collision or a library that cannot be loaded.\n";
-  spec.max_positional = SIZE_MAX;
-  spec.operand_completion = Completion::files("*.so*");
-  spec.options = {{"--json", "", "print JSON: libraries, operators, collisions", false, {}}};
-  return spec;
+      "libraries shipped next to libet_ops.so. Exits 1 on a collision or a library that cannot be loaded.\n",
+      {"[LIBRARY...]", 0, SIZE_MAX, Completion::files("*.so*")},
+      {{"--json", "", "print JSON: libraries, operators, collisions", false, {}}});
 }
 
 int check_command(const Arguments& args) {

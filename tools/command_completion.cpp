@@ -105,16 +105,10 @@ std::string bash_script() {
 }  // namespace
 
 CommandSpec completion_spec() {
-  CommandSpec spec;
-  spec.name = "completion";
-  spec.operands = "bash";
-  spec.summary = "print the bash completion script of et-ops";
-  spec.details =
+  return command_spec("completion", "print the bash completion script of et-ops",
       "Installed with et-ops as <datadir>/bash-completion/completions/et-ops; for a prefix that bash-completion\n"
-      "does not search, load it with: source <(et-ops completion bash)\n";
-  spec.min_positional = spec.max_positional = 1;
-  spec.operand_completion = Completion::one_of({"bash"});
-  return spec;
+      "does not search, load it with: source <(et-ops completion bash)\n",
+      {"bash", 1, 1, Completion::one_of({"bash"})}, {});
 }
 
 int completion_command(const Arguments& args) {

@@ -31,19 +31,14 @@ std::string provider_text(const std::string& op) {
 }  // namespace
 
 CommandSpec doctor_spec() {
-  CommandSpec spec;
-  spec.name = "doctor";
-  spec.operands = "PROGRAM.etp";
-  spec.summary = "the operators a program needs, which are registered, which are missing and where to get them";
-  spec.details =
+  std::vector<OptionSpec> options = registry_setup_options();
+  options.push_back({"--list", "", "print the operators the program needs, one a line, and nothing else", false, {}});
+  return command_spec("doctor",
+      "the operators a program needs, which are registered, which are missing and where to get them",
       "Registers the project's kernel sets first, as run does; exits 1 when an operator is missing.\n"
       "With --list, prints only the operators the program needs, one a line, registering nothing: the file\n"
-      "a selective build of the kernel libraries takes (meson setup -Dselected_operators=FILE).\n";
-  spec.min_positional = spec.max_positional = 1;
-  spec.operand_completion = Completion::files("*.etp");
-  spec.options = registry_setup_options();
-  spec.options.push_back({"--list", "", "print the operators the program needs, one a line, and nothing else", false, {}});
-  return spec;
+      "a selective build of the kernel libraries takes (meson setup -Dselected_operators=FILE).\n",
+      Operands::program(), std::move(options));
 }
 
 int doctor_command(const Arguments& args) {

@@ -114,33 +114,25 @@ void print_result(const std::vector<int64_t>& prompt, const Generation& result, 
 }  // namespace
 
 CommandSpec generate_spec() {
-  CommandSpec spec;
-  spec.name = "generate";
-  spec.operands = "PROGRAM.etp";
-  spec.summary = "generate tokens with a language-model program; print them (or the text) and the prefill and "
-                 "decode speeds";
-  spec.details =
+  return command_spec("generate",
+      "generate tokens with a language-model program; print them (or the text) and the prefill and decode speeds",
       "The program takes tokens int64 [1, T] and input_pos int64 [T] and returns logits float32 [1, T, vocab],\n"
       "with T from 1 to max_seq_len and its cache in state. The prompt runs in one run, then one run per new\n"
       "token. Temperature 0 (the default) is greedy; otherwise tokens are sampled, reproducibly for a seed.\n"
       "With --tokenizer, the prompt is encoded (after the model's beginning-of-sequence id) and its\n"
-      "end-of-sequence id stops generation.\n";
-  spec.min_positional = spec.max_positional = 1;
-  spec.operand_completion = Completion::files("*.etp");
-  spec.options = {
-      {"--prompt-tokens", "LIST", "the prompt as comma-separated token ids", false, {}},
-      {"--tokenizer", "M.model", "a SentencePiece model: encode --prompt and print the text", false,
-       Completion::files("*.model")},
-      {"--prompt", "TEXT", "the prompt as text (needs --tokenizer)", false, {}},
-      {"--max-new-tokens", "N", "how many tokens to generate at most (default 32)", false, {}},
-      {"--temperature", "T", "0 (default) is greedy; above 0, sample with this temperature", false, {}},
-      {"--top-k", "K", "sample among the K most likely tokens only (default: all)", false, {}},
-      {"--seed", "S", "the sampling seed (default 0): the same seed gives the same tokens", false, {}},
-      {"--stop-tokens", "LIST", "comma-separated token ids that end generation", false, {}},
-      {"--threads", "N", "the run's thread pool: N threads (default 1; any count gives the same tokens)", false, {}},
-  };
-  for (OptionSpec& o : registry_setup_options()) spec.options.push_back(std::move(o));
-  return spec;
+      "end-of-sequence id stops generation.\n",
+      Operands::program(), with_registry_setup({
+          {"--prompt-tokens", "LIST", "the prompt as comma-separated token ids", false, {}},
+          {"--tokenizer", "M.model", "a SentencePiece model: encode --prompt and print the text", false,
+           Completion::files("*.model")},
+          {"--prompt", "TEXT", "the prompt as text (needs --tokenizer)", false, {}},
+          {"--max-new-tokens", "N", "how many tokens to generate at most (default 32)", false, {}},
+          {"--temperature", "T", "0 (default) is greedy; above 0, sample with this temperature", false, {}},
+          {"--top-k", "K", "sample among the K most likely tokens only (default: all)", false, {}},
+          {"--seed", "S", "the sampling seed (default 0): the same seed gives the same tokens", false, {}},
+          {"--stop-tokens", "LIST", "comma-separated token ids that end generation", false, {}},
+          {"--threads", "N", "the run's thread pool: N threads (default 1; any count gives the same tokens)", false,
+           {}}}));
 }
 
 int generate_command(const Arguments& args) {

@@ -227,18 +227,11 @@ nlohmann::json to_json(const std::string& path, const Program::Inspection& p) {
 }  // namespace
 
 CommandSpec inspect_spec() {
-  CommandSpec spec;
-  spec.name = "inspect";
-  spec.operands = "PROGRAM.etp";
-  spec.summary = "what a program contains: inputs, outputs, symbols, constants, state, instructions and planned "
-                 "memory";
-  spec.details =
+  return command_spec("inspect",
+      "what a program contains: inputs, outputs, symbols, constants, state, instructions and planned memory",
       "Reads and validates the file as a load does, without resolving operators, so it works when\n"
-      "kernels are missing. Values are written %N (their index in the file).\n";
-  spec.min_positional = spec.max_positional = 1;
-  spec.operand_completion = Completion::files("*.etp");
-  spec.options = {{"--json", "", "print JSON instead of text", false, {}}};
-  return spec;
+      "kernels are missing. Values are written %N (their index in the file).\n",
+      Operands::program(), {{"--json", "", "print JSON instead of text", false, {}}});
 }
 
 int inspect_command(const Arguments& args) {

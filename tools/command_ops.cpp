@@ -49,12 +49,8 @@ void print_table(const std::vector<RecordInfo>& records) {
 }  // namespace
 
 CommandSpec ops_spec() {
-  CommandSpec spec;
-  spec.name = "ops";
-  spec.summary = "every registered operator: key, component, library, fingerprint";
-  spec.options = {{"--json", "", "print JSON: the records and the registry's counters", false, {}}};
-  for (OptionSpec& o : registry_setup_options()) spec.options.push_back(std::move(o));
-  return spec;
+  return command_spec("ops", "every registered operator: key, component, library, fingerprint", "", {},
+      with_registry_setup({{"--json", "", "print JSON: the records and the registry's counters", false, {}}}));
 }
 
 int ops_command(const Arguments& args) {

@@ -125,34 +125,25 @@ void print_outputs(const std::vector<TensorRef>& outputs) {
 }  // namespace
 
 CommandSpec run_spec() {
-  CommandSpec spec;
-  spec.name = "run";
-  spec.operands = "PROGRAM.etp";
-  spec.summary = "load and run a program; write DIR/output_<i>.npy, or print a summary of each output";
-  spec.details =
+  return command_spec("run", "load and run a program; write DIR/output_<i>.npy, or print a summary of each output",
       "The program's operators must all be registered when it loads: --kernels and --load-library choose\n"
       "what is registered, so a missing component can be shown on purpose.\n"
       "\n"
       "With --batch, every --input file holds N inputs along a new first dimension (a program input of\n"
       "shape [1, 1, 8, 8] takes a file of shape [N, 1, 1, 8, 8], every file the same N). The program runs\n"
       "once per input, in order, on one run state; output i is the stack of its N values, shape [N, ...],\n"
-      "and the timing is per input.\n";
-  spec.min_positional = spec.max_positional = 1;
-  spec.operand_completion = Completion::files("*.etp");
-  spec.options = {
-      {"--input", "FILE.npy", "the next program input, in input order (dtype and shape must match)", true,
-       Completion::files("*.npy")},
-      {"--batch", "", "each --input file holds a batch: inputs stacked along a new first dimension ([N, ...]); "
-       "run once per input and stack each output the same way", false, {}},
-      {"--output-dir", "DIR", "write each output to DIR/output_<i>.npy instead of printing a summary", false,
-       Completion::directories()},
-      {"--repeat", "N", "run N times (a batch: N passes) and print the median, fastest and slowest run", false, {}},
-      {"--threads", "N", "the run's thread pool: N threads (default 1; any count gives the same bytes)", false, {}},
-      {"--profile", "FILE.json", "write a Chrome trace of every instruction to FILE.json and print a summary per "
-       "operator", false, Completion::files("*.json")},
-  };
-  for (OptionSpec& o : registry_setup_options()) spec.options.push_back(std::move(o));
-  return spec;
+      "and the timing is per input.\n",
+      Operands::program(), with_registry_setup({
+          {"--input", "FILE.npy", "the next program input, in input order (dtype and shape must match)", true,
+           Completion::files("*.npy")},
+          {"--batch", "", "each --input file holds a batch: inputs stacked along a new first dimension ([N, ...]); "
+           "run once per input and stack each output the same way", false, {}},
+          {"--output-dir", "DIR", "write each output to DIR/output_<i>.npy instead of printing a summary", false,
+           Completion::directories()},
+          {"--repeat", "N", "run N times (a batch: N passes) and print the median, fastest and slowest run", false, {}},
+          {"--threads", "N", "the run's thread pool: N threads (default 1; any count gives the same bytes)", false, {}},
+          {"--profile", "FILE.json", "write a Chrome trace of every instruction to FILE.json and print a summary per "
+           "operator", false, Completion::files("*.json")}}));
 }
 
 int run_command(const Arguments& args) {

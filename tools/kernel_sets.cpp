@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "built_kernel_sets.h"
 #include "et_ops/diagnostics.h"
 #include "et_ops/library_loader.h"
@@ -102,6 +104,11 @@ std::vector<OptionSpec> registry_setup_options() {
        "also register the kernel library at PATH (one that exports et_ops_kernel_library_manifest)", true,
        Completion::files("*.so*")},
   };
+}
+
+std::vector<OptionSpec> with_registry_setup(std::vector<OptionSpec> options) {
+  for (OptionSpec& o : registry_setup_options()) options.push_back(std::move(o));
+  return options;
 }
 
 RegistrySetup registry_setup_from(const Arguments& args) {

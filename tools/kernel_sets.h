@@ -21,6 +21,8 @@ struct RegistrySetup {
 
 // The options RegistrySetup reads (--kernels, --policy, --load-library).
 std::vector<OptionSpec> registry_setup_options();
+// A command's own options followed by those.
+std::vector<OptionSpec> with_registry_setup(std::vector<OptionSpec> options);
 
 // Throws UsageError for an unknown kernel set or policy name.
 RegistrySetup registry_setup_from(const Arguments& args);

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "et_ops/kernel_context.h"
-#include "runtime/fault_injection.h"
+#include "registry/fault_injection.h"
 #include "runtime/load_errors.h"
 #include "runtime/program_impl.h"
 

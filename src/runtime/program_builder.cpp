@@ -8,7 +8,7 @@
 #include "et_ops/value.h"
 #include "runtime/etp_header.h"
 #include "runtime/etp_preamble.h"
-#include "runtime/fault_injection.h"
+#include "registry/fault_injection.h"
 #include "runtime/load_errors.h"
 #include "runtime/memory_plan.h"
 #include "runtime/program_impl.h"

@@ -6,7 +6,7 @@
 
 #include "et_ops/diagnostics.h"
 #include "et_ops/registry.h"
-#include "runtime/fault_injection.h"
+#include "registry/fault_injection.h"
 #include "runtime/load_errors.h"
 #include "runtime/program_impl.h"
 

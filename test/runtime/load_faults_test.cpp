@@ -14,7 +14,7 @@
 #include "et_ops/program.h"
 #include "et_ops/registry.h"
 #include "program_fixtures.h"
-#include "runtime/fault_injection.h"
+#include "registry/fault_injection.h"
 #include "test_kernels.h"
 
 using et_ops::LoadResult;

@@ -56,56 +56,30 @@ struct is_kernel_argument<T, std::void_t<decltype(KernelArgument<T>::kind)>> : s
 
 // ---- the type mapping ----
 
-template <>
-struct KernelArgument<TensorRef> {
-  static constexpr ArgumentKind kind = ArgumentKind::Tensor;
-  static TensorRef read(detail::ArgumentReader& a, std::size_t i) { return a.tensor(i); }
+namespace detail {
+// A parameter type read by one ArgumentReader call.
+template <typename T, ArgumentKind Kind, T (ArgumentReader::*Read)(std::size_t)>
+struct ReadArgument {
+  static constexpr ArgumentKind kind = Kind;
+  static T read(ArgumentReader& a, std::size_t i) { return (a.*Read)(i); }
 };
-template <>
-struct KernelArgument<TensorList> {
-  static constexpr ArgumentKind kind = ArgumentKind::TensorList;
-  static TensorList read(detail::ArgumentReader& a, std::size_t i) { return a.tensor_list(i); }
-};
-template <>
-struct KernelArgument<OptionalTensorList> {
-  static constexpr ArgumentKind kind = ArgumentKind::OptionalTensorList;
-  static OptionalTensorList read(detail::ArgumentReader& a, std::size_t i) { return a.optional_tensor_list(i); }
-};
-template <>
-struct KernelArgument<std::string_view> {
-  static constexpr ArgumentKind kind = ArgumentKind::String;
-  static std::string_view read(detail::ArgumentReader& a, std::size_t i) { return a.string(i); }
-};
-template <>
-struct KernelArgument<int64_t> {
-  static constexpr ArgumentKind kind = ArgumentKind::Int;
-  static int64_t read(detail::ArgumentReader& a, std::size_t i) { return a.integer(i); }
-};
-template <>
-struct KernelArgument<IntList> {
-  static constexpr ArgumentKind kind = ArgumentKind::IntList;
-  static IntList read(detail::ArgumentReader& a, std::size_t i) { return a.int_list(i); }
-};
-template <>
-struct KernelArgument<double> {
-  static constexpr ArgumentKind kind = ArgumentKind::Float;
-  static double read(detail::ArgumentReader& a, std::size_t i) { return a.floating(i); }
-};
-template <>
-struct KernelArgument<bool> {
-  static constexpr ArgumentKind kind = ArgumentKind::Bool;
-  static bool read(detail::ArgumentReader& a, std::size_t i) { return a.boolean(i); }
-};
-template <>
-struct KernelArgument<Scalar> {
-  static constexpr ArgumentKind kind = ArgumentKind::Scalar;
-  static Scalar read(detail::ArgumentReader& a, std::size_t i) { return a.scalar(i); }
-};
-template <>
-struct KernelArgument<DType> {
-  static constexpr ArgumentKind kind = ArgumentKind::ScalarType;
-  static DType read(detail::ArgumentReader& a, std::size_t i) { return a.scalar_type(i); }
-};
+}  // namespace detail
+
+#define ET_OPS_KERNEL_ARGUMENT(TYPE, KIND, READ) \
+  template <>                                     \
+  struct KernelArgument<TYPE> : detail::ReadArgument<TYPE, ArgumentKind::KIND, &detail::ArgumentReader::READ> {}
+ET_OPS_KERNEL_ARGUMENT(TensorRef, Tensor, tensor);
+ET_OPS_KERNEL_ARGUMENT(TensorList, TensorList, tensor_list);
+ET_OPS_KERNEL_ARGUMENT(OptionalTensorList, OptionalTensorList, optional_tensor_list);
+ET_OPS_KERNEL_ARGUMENT(std::string_view, String, string);
+ET_OPS_KERNEL_ARGUMENT(int64_t, Int, integer);
+ET_OPS_KERNEL_ARGUMENT(IntList, IntList, int_list);
+ET_OPS_KERNEL_ARGUMENT(double, Float, floating);
+ET_OPS_KERNEL_ARGUMENT(bool, Bool, boolean);
+ET_OPS_KERNEL_ARGUMENT(Scalar, Scalar, scalar);
+ET_OPS_KERNEL_ARGUMENT(DType, ScalarType, scalar_type);
+#undef ET_OPS_KERNEL_ARGUMENT
+
 // Optional arguments: none, or the value of the type inside.
 template <typename T>
 struct KernelArgument<std::optional<T>> {

@@ -172,15 +172,22 @@ void multiply_linear(TensorRef input, TensorRef weight, std::optional<TensorRef>
   });
 }
 
-// addmm's and baddbmm's self (broadcast to the product's shape, apart
-// from out) and their beta and alpha, converted to float32.
+// addmm's and baddbmm's operands a and b (named as in the schema, their
+// product as "a @ b"), self (broadcast to the product's shape, apart from
+// out) and their beta and alpha, converted to float32.
 struct Scaling {
   float beta = 0.0f;
   float alpha = 0.0f;
 };
-bool check_scaled_sum(KernelContext& ctx, const char* op, TensorRef self, const Shape& shape, const char* product,
-                      TensorRef out, Scalar beta, Scalar alpha, Scaling& scaling) {
-  return detail::check_tensor(ctx, op, "self", self) && detail::check_dtype(ctx, op, "self", self, DType::Float32) &&
+struct Operand {
+  const char* name;
+  TensorRef tensor;
+};
+bool check_scaled_product(KernelContext& ctx, const char* op, TensorRef self, Operand a, Operand b, const char* product,
+                          TensorRef out, Scalar beta, Scalar alpha, bool batched, Scaling& scaling) {
+  Shape shape;
+  return check_product(ctx, op, a.name, a.tensor, b.name, b.tensor, out, shape, batched) &&
+         detail::check_tensor(ctx, op, "self", self) && detail::check_dtype(ctx, op, "self", self, DType::Float32) &&
          detail::check_broadcastable_to(ctx, op, "self", self, shape, product) &&
          detail::check_no_overlap(ctx, op, "out", out, "self", self, Alias::Forbidden) &&
          detail::scalar_to(ctx, op, "beta", beta, scaling.beta) &&
@@ -198,11 +205,9 @@ bool mm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) {
 
 bool addmm_out(KernelContext& ctx, TensorRef self, TensorRef mat1, TensorRef mat2, Scalar beta, Scalar alpha,
                TensorRef out) {
-  const char* op = op_name::addmm_out;
-  Shape shape;
   Scaling scaling;
-  if (!check_product(ctx, op, "mat1", mat1, "mat2", mat2, out, shape) ||
-      !check_scaled_sum(ctx, op, self, shape, "mat1 @ mat2", out, beta, alpha, scaling))
+  if (!check_scaled_product(ctx, op_name::addmm_out, self, {"mat1", mat1}, {"mat2", mat2}, "mat1 @ mat2", out, beta,
+                            alpha, false, scaling))
     return false;
   multiply(mat1, mat2, out, addmm_bias(self, out, scaling.beta), scaling.alpha);
   return ctx.ok();
@@ -224,11 +229,9 @@ bool bmm_out(KernelContext& ctx, TensorRef self, TensorRef mat2, TensorRef out) 
 
 bool baddbmm_out(KernelContext& ctx, TensorRef self, TensorRef batch1, TensorRef batch2, Scalar beta, Scalar alpha,
                  TensorRef out) {
-  const char* op = op_name::baddbmm_out;
-  Shape shape;
   Scaling scaling;
-  if (!check_product(ctx, op, "batch1", batch1, "batch2", batch2, out, shape, true) ||
-      !check_scaled_sum(ctx, op, self, shape, "batch1 @ batch2", out, beta, alpha, scaling))
+  if (!check_scaled_product(ctx, op_name::baddbmm_out, self, {"batch1", batch1}, {"batch2", batch2}, "batch1 @ batch2",
+                            out, beta, alpha, true, scaling))
     return false;
   multiply_batches(batch1, batch2, out, self, scaling.beta, scaling.alpha);
   return ctx.ok();

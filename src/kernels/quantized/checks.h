@@ -283,6 +283,31 @@ void for_each_row(const TensorRef (&tensors)[K], Visit&& visit) {
   }
 }
 
+// Visits input and out (one shape) in runs of elements that share one
+// channel along `axis`: run(in_offset, in_stride, out_offset, out_stride,
+// count, channel), offsets and strides in elements.
+template <typename Run>
+void for_each_channel_run(TensorRef input, TensorRef out, int64_t axis, Run&& run) {
+  const int64_t channels = input.size(axis);
+  if (same_layout(input, out)) {
+    // Dense layout: memory holds blocks of stride(axis) elements that share
+    // one channel, and the channels of consecutive blocks cycle.
+    const int64_t block = channels == 1 ? input.numel() : input.stride(axis);
+    for (int64_t start = 0, b = 0; start < input.numel(); start += block, ++b) run(start, 1, start, 1, block, b % channels);
+    return;
+  }
+  const TensorRef tensors[] = {input, out};
+  const bool channel_along_row = axis == input.dim() - 1;
+  for_each_row(tensors, [&](int64_t, const int64_t* index, const int64_t* offsets) {
+    if (!channel_along_row) {
+      run(offsets[0], row_stride(input), offsets[1], row_stride(out), row_length(input), index[axis]);
+      return;
+    }
+    for (int64_t j = 0; j < row_length(input); ++j)
+      run(offsets[0] + j * row_stride(input), 1, offsets[1] + j * row_stride(out), 1, 1, j);
+  });
+}
+
 }  // namespace et_ops::kernels::quantized::detail
 
 #endif  // ET_OPS_SRC_KERNELS_QUANTIZED_CHECKS_H

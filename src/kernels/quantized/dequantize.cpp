@@ -264,26 +264,8 @@ template <typename Q, typename Out>
 void dequantize_per_channel_typed(TensorRef input, const ChannelParams& params, int64_t axis, TensorRef out) {
   const auto* q = input.data_as<const Q>();
   auto* y = out.data_as<Out>();
-  const int64_t channels = input.size(axis);
-  if (detail::same_layout(input, out)) {
-    // Dense layout: memory holds blocks of stride(axis) elements that share
-    // one channel, and the channels of consecutive blocks cycle.
-    const int64_t block = channels == 1 ? input.numel() : input.stride(axis);
-    for (int64_t start = 0, b = 0; start < input.numel(); start += block, ++b)
-      dequantize_run(q + start, 1, y + start, 1, block, params(b % channels));
-    return;
-  }
-  const TensorRef tensors[] = {input, out};
-  const bool channel_along_row = axis == input.dim() - 1;
-  for_each_row(tensors, [&](int64_t, const int64_t* index, const int64_t* offsets) {
-    const Q* row_in = q + offsets[0];
-    Out* row_out = y + offsets[1];
-    if (!channel_along_row) {
-      dequantize_run(row_in, row_stride(input), row_out, row_stride(out), row_length(input), params(index[axis]));
-      return;
-    }
-    for (int64_t j = 0; j < row_length(input); ++j)
-      row_out[j * row_stride(out)] = dequantize_element<Out>(row_in[j * row_stride(input)], params(j));
+  detail::for_each_channel_run(input, out, axis, [&](int64_t i, int64_t is, int64_t o, int64_t os, int64_t n, int64_t c) {
+    dequantize_run(q + i, is, y + o, os, n, params(c));
   });
 }
 

@@ -15,12 +15,7 @@
 namespace et_ops::kernels::quantized {
 namespace {
 
-using detail::check_dtype;
-using detail::check_tensor;
-using detail::fail;
-using detail::from_f32;
-using detail::shape_string;
-using detail::to_f32;
+using namespace detail;  // the set's checks and conversions
 
 struct Overload {
   const char* op;

@@ -17,12 +17,7 @@
 namespace et_ops::kernels::quantized {
 namespace {
 
-using detail::check_dtype;
-using detail::check_tensor;
-using detail::fail;
-using detail::from_f32;
-using detail::shape_string;
-using detail::to_f32;
+using namespace detail;  // the set's checks and conversions
 
 // How weight elements are packed into bytes (reference §6.2).
 enum class Packing { Byte, FourBit, TwoBit };
@@ -327,58 +322,27 @@ bool embedding(KernelContext& ctx, const Overload& o, TensorRef weight, TensorRe
   return rows_ok;
 }
 
-constexpr Overload kByteOut{op_name::embedding_byte_out, Packing::Byte, false};
-constexpr Overload kByteDtypeOut{op_name::embedding_byte_dtype_out, Packing::Byte, true};
-constexpr Overload k2BitOut{op_name::embedding_2bit_out, Packing::TwoBit, false};
-constexpr Overload k2BitDtypeOut{op_name::embedding_2bit_dtype_out, Packing::TwoBit, true};
-constexpr Overload k4BitOut{op_name::embedding_4bit_out, Packing::FourBit, false};
-constexpr Overload k4BitDtypeOut{op_name::embedding_4bit_dtype_out, Packing::FourBit, true};
-
 }  // namespace
 
-bool embedding_byte_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                        std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                        int64_t weight_quant_max, TensorRef indices, TensorRef out) {
-  return embedding(ctx, kByteOut, weight, weight_scales, weight_zero_points, weight_quant_min, weight_quant_max,
-                   indices, std::nullopt, out);
-}
+// Each packing has two entry points: out in the scales' dtype, and out in an
+// explicit dtype.
+#define ET_OPS_EMBEDDING_ENTRY_POINTS(NAME, PACKING)                                                            \
+  bool NAME##_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,                                 \
+                  std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min, int64_t weight_quant_max, \
+                  TensorRef indices, TensorRef out) {                                                            \
+    return embedding(ctx, Overload{op_name::NAME##_out, PACKING, false}, weight, weight_scales,                   \
+                     weight_zero_points, weight_quant_min, weight_quant_max, indices, std::nullopt, out);        \
+  }                                                                                                              \
+  bool NAME##_dtype_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,                           \
+                        std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,                   \
+                        int64_t weight_quant_max, TensorRef indices, std::optional<DType> dtype, TensorRef out) { \
+    return embedding(ctx, Overload{op_name::NAME##_dtype_out, PACKING, true}, weight, weight_scales,             \
+                     weight_zero_points, weight_quant_min, weight_quant_max, indices, dtype, out);               \
+  }
 
-bool embedding_byte_dtype_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                              std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                              int64_t weight_quant_max, TensorRef indices, std::optional<DType> dtype,
-                              TensorRef out) {
-  return embedding(ctx, kByteDtypeOut, weight, weight_scales, weight_zero_points, weight_quant_min, weight_quant_max,
-                   indices, dtype, out);
-}
-
-bool embedding_2bit_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                        std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                        int64_t weight_quant_max, TensorRef indices, TensorRef out) {
-  return embedding(ctx, k2BitOut, weight, weight_scales, weight_zero_points, weight_quant_min, weight_quant_max,
-                   indices, std::nullopt, out);
-}
-
-bool embedding_2bit_dtype_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                              std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                              int64_t weight_quant_max, TensorRef indices, std::optional<DType> dtype,
-                              TensorRef out) {
-  return embedding(ctx, k2BitDtypeOut, weight, weight_scales, weight_zero_points, weight_quant_min, weight_quant_max,
-                   indices, dtype, out);
-}
-
-bool embedding_4bit_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                        std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                        int64_t weight_quant_max, TensorRef indices, TensorRef out) {
-  return embedding(ctx, k4BitOut, weight, weight_scales, weight_zero_points, weight_quant_min, weight_quant_max,
-                   indices, std::nullopt, out);
-}
-
-bool embedding_4bit_dtype_out(KernelContext& ctx, TensorRef weight, TensorRef weight_scales,
-                              std::optional<TensorRef> weight_zero_points, int64_t weight_quant_min,
-                              int64_t weight_quant_max, TensorRef indices, std::optional<DType> dtype,
-                              TensorRef out) {
-  return embedding(ctx, k4BitDtypeOut, weight, weight_scales, weight_zero_points, weight_quant_min, weight_quant_max,
-                   indices, dtype, out);
-}
+ET_OPS_EMBEDDING_ENTRY_POINTS(embedding_byte, Packing::Byte)
+ET_OPS_EMBEDDING_ENTRY_POINTS(embedding_2bit, Packing::TwoBit)
+ET_OPS_EMBEDDING_ENTRY_POINTS(embedding_4bit, Packing::FourBit)
+#undef ET_OPS_EMBEDDING_ENTRY_POINTS
 
 }  // namespace et_ops::kernels::quantized

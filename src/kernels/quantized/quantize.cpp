@@ -176,27 +176,8 @@ void quantize_per_channel_typed(TensorRef input, TensorRef scales_t, TensorRef z
   const auto params = [&](int64_t c) { return binary64_params(scales, zero_points, c, false, quant_min, quant_max); };
   const auto* in = input.data_as<const In>();
   auto* q = out.data_as<Q>();
-  const int64_t channels = input.size(axis);
-  if (detail::same_layout(input, out)) {
-    // Dense layout: memory holds blocks of stride(axis) elements that share
-    // one channel, and the channels of consecutive blocks cycle.
-    const int64_t block = channels == 1 ? input.numel() : input.stride(axis);
-    for (int64_t start = 0, b = 0; start < input.numel(); start += block, ++b)
-      quantize_binary64_run(in + start, 1, q + start, 1, block, params(b % channels), dtype);
-    return;
-  }
-  const TensorRef tensors[] = {input, out};
-  const bool channel_along_row = axis == input.dim() - 1;
-  for_each_row(tensors, [&](int64_t, const int64_t* index, const int64_t* offsets) {
-    const In* row_in = in + offsets[0];
-    Q* row_out = q + offsets[1];
-    if (!channel_along_row) {
-      quantize_binary64_run(row_in, row_stride(input), row_out, row_stride(out), row_length(input),
-                            params(index[axis]), dtype);
-      return;
-    }
-    for (int64_t j = 0; j < row_length(input); ++j)
-      row_out[j * row_stride(out)] = quantize_binary64_element<Q>(row_in[j * row_stride(input)], params(j));
+  detail::for_each_channel_run(input, out, axis, [&](int64_t i, int64_t is, int64_t o, int64_t os, int64_t n, int64_t c) {
+    quantize_binary64_run(in + i, is, q + o, os, n, params(c), dtype);
   });
 }
 
