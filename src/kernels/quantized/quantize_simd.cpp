@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "vector_kernels.h"
 #include "vector_ops-inl.h"
@@ -43,22 +44,33 @@ void QuantizeF32Loop(const float* in, std::size_t n, const PerTensorQuantize& p,
   });
 }
 
+// False (the caller then runs the scalar loop) for a range the loops do not
+// take: only int32 has ranges beyond 2^22, as the kernel checks every range
+// against its dtype, so the narrow dtypes need only the small-range loop.
 template <typename Q>
-void QuantizeF32To(const float* in, std::size_t n, const PerTensorQuantize& p, void* out) {
-  switch (float_bounds(p.quant_min, p.quant_max).kind) {
-    case BoundsKind::kSmall: QuantizeF32Loop<Q, BoundsKind::kSmall>(in, n, p, static_cast<Q*>(out)); break;
-    case BoundsKind::kExact: QuantizeF32Loop<Q, BoundsKind::kExact>(in, n, p, static_cast<Q*>(out)); break;
-    case BoundsKind::kInexact: QuantizeF32Loop<Q, BoundsKind::kInexact>(in, n, p, static_cast<Q*>(out)); break;
+bool QuantizeF32To(const float* in, std::size_t n, const PerTensorQuantize& p, void* out) {
+  const BoundsKind kind = float_bounds(p.quant_min, p.quant_max).kind;
+  if (kind == BoundsKind::kSmall) {
+    QuantizeF32Loop<Q, BoundsKind::kSmall>(in, n, p, static_cast<Q*>(out));
+    return true;
   }
+  if constexpr (std::is_same_v<Q, int32_t>) {
+    if (kind == BoundsKind::kExact)
+      QuantizeF32Loop<Q, BoundsKind::kExact>(in, n, p, static_cast<Q*>(out));
+    else
+      QuantizeF32Loop<Q, BoundsKind::kInexact>(in, n, p, static_cast<Q*>(out));
+    return true;
+  }
+  return false;
 }
 
 bool QuantizeF32(const float* in, std::size_t n, const PerTensorQuantize& p, DType out_dtype, void* out) {
   switch (out_dtype) {
-    case DType::UInt8: QuantizeF32To<uint8_t>(in, n, p, out); return true;
-    case DType::Int8: QuantizeF32To<int8_t>(in, n, p, out); return true;
-    case DType::Int16: QuantizeF32To<int16_t>(in, n, p, out); return true;
-    case DType::UInt16: QuantizeF32To<uint16_t>(in, n, p, out); return true;
-    case DType::Int32: QuantizeF32To<int32_t>(in, n, p, out); return true;
+    case DType::UInt8: return QuantizeF32To<uint8_t>(in, n, p, out);
+    case DType::Int8: return QuantizeF32To<int8_t>(in, n, p, out);
+    case DType::Int16: return QuantizeF32To<int16_t>(in, n, p, out);
+    case DType::UInt16: return QuantizeF32To<uint16_t>(in, n, p, out);
+    case DType::Int32: return QuantizeF32To<int32_t>(in, n, p, out);
     default: return false;
   }
 }

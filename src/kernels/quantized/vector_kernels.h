@@ -23,7 +23,8 @@ struct PerTensorQuantize {
 };
 
 // out_dtype: any quantized dtype. Returns false (writing nothing) for any
-// other dtype.
+// other dtype, or for an int8, uint8, int16 or uint16 range beyond 2^22 in
+// magnitude (never a valid one): the caller then runs the scalar loop.
 bool quantize_f32(const float* in, std::size_t n, const PerTensorQuantize& params, DType out_dtype, void* out);
 
 // Binary64 quantize of elements that share one scale (reference §3.4, §3.5):

@@ -10,12 +10,6 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::test::bits_of;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
 TEST_CASE("abs: float32 clears the sign of zeros and keeps NaN and infinities", "[portable][abs]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();

@@ -16,14 +16,6 @@
 #include "simd_targets.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::TensorRef;
-using et_ops::kernels::portable::Scalar;
-using et_ops::test::bits_of;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
 namespace {
 
 const float kNan = std::numeric_limits<float>::quiet_NaN();

@@ -11,13 +11,6 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::kernels::portable::Scalar;
-using et_ops::test::bits_of;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
 TEST_CASE("add: same shapes, alpha 1", "[portable][add]") {
   Owned<float> a({2, 3}, {1, 2, 3, 4, 5, 6});
   Owned<float> b({2, 3}, {0.5f, -2, 10, 0.25f, -5, 100});

@@ -8,12 +8,7 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
 using et_ops::TensorList;
-using et_ops::TensorRef;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
 
 namespace {
 

@@ -10,14 +10,6 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::test::failed_with;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
-using Mask = et_ops::test::BoolTensor;
-
 TEST_CASE("comparisons of two tensors broadcast and give bools", "[portable][comparison]") {
   Owned<float> a({2, 3}, {1, 2, 3, 4, 5, std::nanf("")});
   Owned<float> b({3}, {2, 2, 2});

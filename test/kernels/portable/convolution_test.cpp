@@ -16,16 +16,6 @@
 #include "simd_targets.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::TensorRef;
-using et_ops::test::bits_of;
-using et_ops::test::first_difference;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
-using Sizes = std::vector<int64_t>;
-
 namespace {
 
 // A convolution with the common defaults: stride 1, no padding, dilation 1,

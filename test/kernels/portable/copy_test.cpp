@@ -11,15 +11,6 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::TensorRef;
-using et_ops::test::iota_values;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
-using Sizes = std::vector<int64_t>;
-
 TEST_CASE("view_copy: reshapes in logical order", "[portable][view_copy]") {
   KernelContext ctx;
   SECTION("[2, 3] to [3, 2]") {

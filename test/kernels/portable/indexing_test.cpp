@@ -10,11 +10,7 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::KernelContext;
 using et_ops::OptionalTensorList;
-using et_ops::test::failed_with;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
 
 namespace {
 // A Tensor?[] of the given tensors (null: None).

@@ -23,8 +23,6 @@ using et_ops::int_list_value;
 using et_ops::int_value;
 using et_ops::none_value;
 using et_ops::tensor_value;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
 
 namespace {
 

@@ -15,14 +15,6 @@
 #include "simd_targets.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::TensorRef;
-using et_ops::test::bits_of;
-using et_ops::test::first_difference;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
 namespace {
 const std::vector<float> kA = {1, 2, 3, 4, 5, 6};     // [2, 3]
 const std::vector<float> kB = {7, 8, 9, 10, 11, 12};  // [3, 2]
@@ -228,7 +220,6 @@ TEST_CASE("mm and addmm: errors name the argument and the value", "[portable][mm
 
 namespace {
 
-using Sizes = std::vector<int64_t>;
 const std::vector<uint8_t> kRowMajor = {0, 1};
 const std::vector<uint8_t> kColumnMajor = {1, 0};
 

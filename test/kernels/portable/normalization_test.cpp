@@ -10,12 +10,6 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::KernelContext;
-using et_ops::TensorRef;
-using et_ops::test::failed_with;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
 namespace {
 // (x - mean) / sqrt(var + eps) of one set, in binary64.
 std::vector<double> normalized(const std::vector<float>& x, double eps) {

@@ -12,15 +12,6 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::TensorRef;
-using et_ops::kernels::portable::Scalar;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
-using Sizes = std::vector<int64_t>;
-
 namespace {
 
 bool pad(KernelContext& ctx, TensorRef self, const Sizes& padding, Scalar value, TensorRef out) {

@@ -13,14 +13,7 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
 using et_ops::kernels::portable::IntList;
-using et_ops::test::bits_of;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
-using Sizes = std::vector<int64_t>;
 
 namespace {
 

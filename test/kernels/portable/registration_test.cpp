@@ -12,8 +12,6 @@
 #include "et_ops/value.h"
 #include "test_util.h"
 
-namespace portable = et_ops::kernels::portable;
-
 namespace {
 constexpr std::size_t kOperators = 0
 #define ET_OPS_OPERATOR(function, schema) +1

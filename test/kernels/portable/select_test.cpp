@@ -10,14 +10,6 @@
 #include "et_ops/kernels/portable.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::test::failed_with;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
-using Mask = et_ops::test::BoolTensor;
-
 TEST_CASE("where picks self or other with all three broadcast", "[portable][select]") {
   Mask condition({2, 1}, {1, 0});
   Owned<int64_t> self({3}, {1, 2, 3});

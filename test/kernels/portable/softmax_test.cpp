@@ -14,12 +14,6 @@
 #include "simd_targets.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::test::bits_of;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
 TEST_CASE("softmax: values along the last dimension", "[portable][softmax]") {
   Owned<float> x({3, 4}, {0, 0, 0, 0, 0, std::log(3.0f), 1000, 1000, 1, 2, 3, 4});
   Owned<float> out({3, 4}, Owned<float>::filled({3, 4}, 0));

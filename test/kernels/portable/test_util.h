@@ -16,6 +16,7 @@
 
 #include "et_ops/dtype.h"
 #include "et_ops/kernel_context.h"
+#include "et_ops/kernels/portable.h"
 #include "et_ops/tensor.h"
 
 namespace et_ops::test {
@@ -140,5 +141,22 @@ inline bool failed_with(const KernelContext& ctx, const std::vector<std::string>
     INFO("kernel message: " << std::string((ctx).message()));               \
     CHECK(::et_ops::test::failed_with((ctx), {__VA_ARGS__}));               \
   } while (0)
+
+// The names the portable kernel tests use unqualified, in one place.
+namespace et_ops::test::portable_prelude {
+namespace portable = et_ops::kernels::portable;
+using et_ops::DType;
+using et_ops::KernelContext;
+using et_ops::TensorRef;
+using et_ops::kernels::portable::Scalar;
+using et_ops::test::bits_of;
+using et_ops::test::failed_with;
+using et_ops::test::first_difference;
+using et_ops::test::iota_values;
+using et_ops::test::Owned;
+using Mask = et_ops::test::BoolTensor;
+using Sizes = std::vector<int64_t>;
+}  // namespace et_ops::test::portable_prelude
+using namespace et_ops::test::portable_prelude;  // NOLINT: test sources only
 
 #endif  // ET_OPS_TEST_KERNELS_PORTABLE_TEST_UTIL_H

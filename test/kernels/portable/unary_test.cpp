@@ -11,13 +11,6 @@
 #include "simd_targets.h"
 #include "test_util.h"
 
-using et_ops::DType;
-using et_ops::KernelContext;
-using et_ops::test::bits_of;
-using et_ops::test::failed_with;
-using et_ops::test::Owned;
-namespace portable = et_ops::kernels::portable;
-
 TEST_CASE("sqrt and rsqrt round as PyTorch: sqrt, then 1 / sqrt", "[portable][unary]") {
   auto rng = et_ops::test::seeded_rng(7);
   std::vector<float> values = et_ops::test::random_floats(rng, 67);
