@@ -40,6 +40,10 @@ using simd::HWY_NAMESPACE::DemoteToFloat;
 // AVX-512's 32 (the rest hold the panel's vectors and a broadcast).
 #if HWY_TARGET <= HWY_AVX3
 constexpr int kTileRows = 12;
+#elif HWY_TARGET == HWY_SCALAR
+// One lane, run only by x86-64 CPUs without SSSE3 (and the tests): small
+// tiles keep its code small. A tile's shape never changes a sum's order.
+constexpr int kTileRows = 2;
 #else
 constexpr int kTileRows = 6;
 #endif
