@@ -186,13 +186,22 @@ def header_text(set_name, table, rows, entry_points):
            *(["// the context first, then the schema's arguments in order."] if entry_points else []),
            f"#ifndef {guard}", f"#define {guard}", "",
            "#include <cstdint>", "#include <optional>", "#include <string_view>", "",
-           '#include "et_ops/dtype.h"', '#include "et_ops/export.h"', '#include "et_ops/int_list.h"',
-           '#include "et_ops/kernel_context.h"', '#include "et_ops/scalar.h"', '#include "et_ops/tensor.h"', "",
+           '#include "et_ops/abi.h"', '#include "et_ops/dtype.h"', '#include "et_ops/export.h"',
+           '#include "et_ops/int_list.h"', '#include "et_ops/kernel_context.h"', '#include "et_ops/registry.h"',
+           '#include "et_ops/scalar.h"', '#include "et_ops/tensor.h"', "",
            f"namespace et_ops::kernels::{set_name} {{", "", "namespace op_name {"]
     for function, schema, _ in table_rows(table):
         name, _ = parse_schema(schema, function)
         out.append(f'inline constexpr const char {function}[] = "{name}";')
     out.append("}  // namespace op_name")
+    out += ["", f'inline constexpr const char* kComponent = "kernels_{set_name}";', "",
+            "// Registers every kernel of this library into the process registry, with",
+            "// this library's path as origin. Idempotent.",
+            "[[nodiscard]] ET_OPS_KERNELS_API RegistrationResult register_kernels();", "",
+            "// The library's manifest (component, version, records with schema,",
+            "// fingerprint and, for prepared kernels, their functions), as the",
+            "// loadable-library entry point returns it.",
+            "ET_OPS_KERNELS_API const et_ops_manifest& manifest();"]
     if entry_points:
         for function, schema, comment in rows:
             _, arguments = parse_schema(schema, f"{shown(table)}: {function}")

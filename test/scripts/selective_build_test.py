@@ -5,9 +5,9 @@ builds the kernel libraries and et-ops only, and checks that:
 - et-ops runs the example to its reference output;
 - a program needing an operator the selection left out fails to load with
   a message saying it was left out of this build and how to add it;
-- the stripped kernel libraries are at most a quarter of the full build's
-  (measured: 22 %; the SIMD loops the four kernels keep, for every target
-  and dtype, are most of it);
+- the stripped kernel libraries are at most a fifth of the full build's
+  (docs/writing-kernels.md gives the sizes; the SIMD loops the four kernels
+  keep, for every target and dtype, are most of it);
 - the unselected kernels' entry points are neither declared nor exported.
 """
 import os
@@ -65,11 +65,11 @@ class SelectiveBuild(unittest.TestCase):
         self.assertIn("aten::convolution.out  (left out of this build of component kernels_portable", result.stdout)
         self.assertIn("-Dselected_operators", result.stdout)
 
-    def test_at_most_a_quarter_of_the_size(self):
+    def test_at_most_a_fifth_of_the_size(self):
         full = sum(stripped_size(library(FULL, name)) for name in SETS)
         selected = sum(stripped_size(library(BUILD, name)) for name in SETS)
         print(f"kernel libraries, stripped: all operators {full} bytes, the MLP's {selected} bytes", file=sys.stderr)
-        self.assertLessEqual(selected * 4, full)
+        self.assertLessEqual(selected * 5, full)
 
     def test_unselected_kernels_are_not_exported(self):
         symbols = subprocess.run(["nm", "-D", "--defined-only", "-C", library(BUILD, "portable")],

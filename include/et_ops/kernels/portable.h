@@ -25,30 +25,9 @@
 #ifndef ET_OPS_KERNELS_PORTABLE_H
 #define ET_OPS_KERNELS_PORTABLE_H
 
-#include <cstdint>
-#include <optional>
-
-#include "et_ops/abi.h"
-#include "et_ops/dtype.h"
-#include "et_ops/export.h"
-#include "et_ops/int_list.h"
-#include "et_ops/kernel_context.h"
 #include "et_ops/kernels/portable_operators.h"
-#include "et_ops/registry.h"
-#include "et_ops/scalar.h"
-#include "et_ops/tensor.h"
 
 namespace et_ops::kernels::portable {
-
-inline constexpr const char* kComponent = "kernels_portable";
-
-// Registers every kernel of this library into the process registry, with
-// this library's path as origin. Idempotent.
-[[nodiscard]] ET_OPS_KERNELS_API RegistrationResult register_kernels();
-
-// The library's manifest (component, version, records with schema and
-// fingerprint), as the loadable-library entry point returns it.
-ET_OPS_KERNELS_API const et_ops_manifest& manifest();
 
 // The argument types of the aten kernels (et_ops/scalar.h, et_ops/int_list.h).
 using Scalar = ::et_ops::Scalar;

@@ -11,28 +11,10 @@
 #define ET_OPS_KERNELS_QUANTIZED_H
 
 #include <cstddef>
-#include <cstdint>
-#include <optional>
 
-#include "et_ops/abi.h"
-#include "et_ops/dtype.h"
-#include "et_ops/export.h"
-#include "et_ops/kernel_context.h"
 #include "et_ops/kernels/quantized_operators.h"
-#include "et_ops/registry.h"
-#include "et_ops/tensor.h"
 
 namespace et_ops::kernels::quantized {
-
-inline constexpr const char* kComponent = "kernels_quantized";
-
-// Registers every kernel of this library into the process registry, with
-// this library's path as origin. Idempotent.
-[[nodiscard]] ET_OPS_KERNELS_API RegistrationResult register_kernels();
-
-// The library's manifest (component, version, records with schema and
-// fingerprint), as the loadable-library entry point returns it.
-ET_OPS_KERNELS_API const et_ops_manifest& manifest();
 
 // ---- non-temporal stores ----
 // quantize, dequantize and add write their output with non-temporal stores

@@ -11,27 +11,11 @@
 // its thread pool (RunState::set_threads). Call register_kernels() once
 // (more calls are no-ops) to make them available to programs.
 // et_ops/kernels/xnnpack_operators.h (generated from the library's operator
-// table) names the operators: op_name::conv2d_kernel, ...
+// table) declares register_kernels() and manifest() and names the
+// operators: op_name::conv2d_kernel, ...
 #ifndef ET_OPS_KERNELS_XNNPACK_H
 #define ET_OPS_KERNELS_XNNPACK_H
 
-#include "et_ops/abi.h"
-#include "et_ops/export.h"
 #include "et_ops/kernels/xnnpack_operators.h"
-#include "et_ops/registry.h"
-
-namespace et_ops::kernels::xnnpack {
-
-inline constexpr const char* kComponent = "kernels_xnnpack";
-
-// Registers every kernel of this library into the process registry, with
-// this library's path as origin. Idempotent.
-[[nodiscard]] ET_OPS_KERNELS_API RegistrationResult register_kernels();
-
-// The library's manifest (component, version, records with schema,
-// fingerprint and prepared-kernel functions).
-ET_OPS_KERNELS_API const et_ops_manifest& manifest();
-
-}  // namespace et_ops::kernels::xnnpack
 
 #endif  // ET_OPS_KERNELS_XNNPACK_H
