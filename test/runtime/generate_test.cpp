@@ -18,12 +18,7 @@
 
 namespace {
 
-using et_ops::test::kMaxSeqLen;
-using et_ops::test::kVocab;
-using et_ops::test::language_model;
-using et_ops::test::Loaded;
-using et_ops::test::reference_greedy;
-using et_ops::test::reference_logits;
+using namespace et_ops::test;  // the language model fixture
 
 constexpr std::size_t kInstructions = 4;  // of the fixture's program
 

@@ -11,12 +11,7 @@
 
 namespace {
 
-using et_ops::test::EtpWriter;
-using et_ops::test::kMaxSeqLen;
-using et_ops::test::kVocab;
-using et_ops::test::language_model;
-using et_ops::test::Loaded;
-using et_ops::test::reference_logits;
+using namespace et_ops::test;  // the language model fixture
 
 // Fills tokens and positions (first_position..) for a run of tokens.size().
 void set_inputs(et_ops::RunState& state, const std::vector<int64_t>& tokens, int64_t first_position) {
