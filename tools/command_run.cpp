@@ -64,7 +64,7 @@ bool run_timed(const Program& program, RunState& state, const InputFiles& inputs
       const RunResult result = profiler ? program.run(state, timings) : program.run(state);
       times.push_back(milliseconds_since(start));
       if (profiler)
-        profiler->add_run(timings, std::chrono::duration<double, std::micro>(start - first_start).count());
+        profiler->add_run(state, timings, std::chrono::duration<double, std::micro>(start - first_start).count());
       std::string error = result.ok() ? std::string() : result.message();
       if (batched && error.empty() && stack && pass == 0) error = stack->add(program, state, item);
       if (!error.empty()) {

@@ -31,8 +31,14 @@ class ET_OPS_API Profiler {
   explicit Profiler(const Program& program);
   // Adds one run's timings (of this profiler's program); `run_start_us` is
   // the run's start, measured from the start of the first run; `phase`
-  // labels its records.
+  // labels its records. Their tensors have the largest sizes the program
+  // plans for.
   void add_run(const std::vector<InstructionTiming>& timings, double run_start_us, const std::string& phase = {});
+  // The same for the run `state` has just made (the program must still be
+  // alive): the tensors have that run's sizes, which differ from the largest
+  // in a program with symbols.
+  void add_run(const RunState& state, const std::vector<InstructionTiming>& timings, double run_start_us,
+               const std::string& phase = {});
   const std::vector<ProfileRecord>& records() const { return records_; }
   // Whether it was made for `program` (compares identity only).
   bool profiles(const Program& program) const { return &program == program_; }

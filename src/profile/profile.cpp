@@ -21,6 +21,17 @@ void Profiler::add_run(const std::vector<InstructionTiming>& timings, double run
   ++runs_;
 }
 
+void Profiler::add_run(const RunState& state, const std::vector<InstructionTiming>& timings, double run_start_us,
+                       const std::string& phase) {
+  const std::size_t first = records_.size();
+  add_run(timings, run_start_us, phase);
+  for (std::size_t r = first; r < records_.size(); ++r) {
+    std::vector<TensorSpec>& tensors = records_[r].tensors;
+    std::vector<std::vector<int64_t>> sizes = program_->instruction_sizes(state, records_[r].instruction);
+    for (std::size_t t = 0; t < tensors.size() && t < sizes.size(); ++t) tensors[t].sizes = std::move(sizes[t]);
+  }
+}
+
 std::string tensor_shapes_text(const std::vector<TensorSpec>& tensors) {
   std::string text;
   for (const TensorSpec& t : tensors) {

@@ -48,7 +48,7 @@ class ProfiledRuns {
     if (profiler_ == nullptr) return program_.run(state);
     const double start_us = origin_us_ + std::chrono::duration<double, std::micro>(Clock::now() - start_).count();
     RunResult result = program_.run(state, timings_);
-    profiler_->add_run(timings_, start_us, phase);
+    profiler_->add_run(state, timings_, start_us, phase);
     return result;
   }
 

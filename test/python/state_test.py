@@ -198,6 +198,9 @@ class StateTest(unittest.TestCase):
         self.assertEqual([(e["args"]["run"], e["args"]["phase"], e["args"]["instruction"]) for e in events],
                          [(run, "prefill" if run == 0 else "decode", i) for run in range(4) for i in range(4)])
         self.assertEqual(events[0]["name"], "quantized_decomposed::embedding_byte.out")
+        # Each run's own sizes: the embedding's tokens and output for T = 3 (the prompt), then T = 1.
+        self.assertEqual(events[0]["args"]["shapes"][2:], [[1, 3], [1, 3, VOCAB]])
+        self.assertEqual(events[4]["args"]["shapes"][2:], [[1, 1], [1, 1, VOCAB]])
         self.assertTrue(all(e["dur"] >= 0 for e in events))
         starts = [e["ts"] for e in events]
         self.assertEqual(starts, sorted(starts))

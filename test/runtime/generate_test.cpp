@@ -170,6 +170,13 @@ TEST_CASE("generate with a profiler: every instruction of every run, labelled pr
   }
   CHECK(records[0].op == "quantized_decomposed::embedding_byte.out");
   CHECK(records[0].component == "kernels_quantized");
+  // Each run's own sizes: the embedding's tokens and output for T = 3, then T = 1.
+  REQUIRE(records[0].tensors.size() == 4);
+  CHECK(records[0].tensors[2].sizes == std::vector<int64_t>{1, 3});
+  CHECK(records[0].tensors[3].sizes == std::vector<int64_t>{1, 3, kVocab});
+  CHECK(records[kInstructions].tensors[3].sizes == std::vector<int64_t>{1, 1, kVocab});
+  CHECK(records[0].tensors[0].sizes == std::vector<int64_t>{kVocab, kVocab});
+  CHECK(program.instruction_sizes(*state, kInstructions).empty());
 
   const nlohmann::json trace = nlohmann::json::parse(et_ops::chrome_trace_json(records, program.name()));
   std::vector<std::string> phases;
@@ -202,5 +209,6 @@ TEST_CASE("generate with a profiler: every instruction of every run, labelled pr
     CHECK(refused.status().code() == et_ops::StatusCode::Invalid);
     CHECK(refused.status().message() == "the profiler was made for another program");
     CHECK(foreign.records().empty());
+    CHECK(other.program->instruction_sizes(*state, 0).empty());  // a run state of another program
   }
 }
