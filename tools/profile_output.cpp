@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -39,6 +41,10 @@ OptionSpec profile_option(std::string help) {
 bool write_profile(const Program& program, const Profiler& profiler, const std::string& path) {
   const std::vector<ProfileRecord>& records = profiler.records();
   std::ofstream file(path, std::ios::binary);
+  if (!file.is_open()) {
+    fmt::print(stderr, "et-ops: {}: cannot write the profile: {}\n", path, std::strerror(errno));
+    return false;
+  }
   file << chrome_trace_json(records, program.name());
   file.close();
   if (!file) {

@@ -218,7 +218,7 @@ class StateTest(unittest.TestCase):
                                  "--max-new-tokens", "4", "--profile", unwritable], capture_output=True, text=True,
                                 check=False)
         self.assertEqual(result.returncode, 1, result.stderr)
-        self.assertIn(f"et-ops: {unwritable}: cannot write the profile", result.stderr)
+        self.assertIn(f"et-ops: {unwritable}: cannot write the profile: No such file or directory", result.stderr)
 
 
 if __name__ == "__main__":
