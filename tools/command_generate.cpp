@@ -1,9 +1,9 @@
 // et-ops generate PROGRAM.etp (--prompt-tokens LIST | --tokenizer M.model --prompt TEXT)
 //   [--max-new-tokens N] [--temperature T] [--top-k K] [--seed S] [--stop-tokens LIST] [--threads N]
-//   [--kernels LIST] [--policy P] [--load-library PATH]...
+//   [--profile FILE.json] [--kernels LIST] [--policy P] [--load-library PATH]...
 // Generates with a language-model program (et_ops/generate.h) and prints the
 // new tokens (and the text, through a SentencePiece model), and the prefill
-// and decode speeds.
+// and decode speeds; with --profile, where the time of each phase goes.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #include "et_ops/program.h"
 #include "exit_codes.h"
 #include "kernel_sets.h"
+#include "profile_output.h"
 #include "tokenizer.h"
 
 namespace et_ops::tool {
@@ -132,13 +133,16 @@ CommandSpec generate_spec() {
           {"--seed", "S", "the sampling seed (default 0): the same seed gives the same tokens", false, {}},
           {"--stop-tokens", "LIST", "comma-separated token ids that end generation", false, {}},
           {"--threads", "N", "the run's thread pool: N threads (default 1; any count gives the same tokens)", false,
-           {}}}));
+           {}},
+          profile_option("write a Chrome trace of every instruction of every run (prefill and decode) to FILE.json "
+                         "and print a summary per operator for prefill and for decode")}));
 }
 
 int generate_command(const Arguments& args) {
   const RegistrySetup setup = registry_setup_from(args);
   GenerateOptions options = options_from(args);
   const auto threads = static_cast<std::size_t>(parse_count(args, "--threads", 1024, "number of threads"));
+  const std::optional<std::string> profile_path = args.value("--profile");
   std::unique_ptr<Tokenizer> tokenizer;
   if (const auto model = args.value("--tokenizer")) {
     std::string error;
@@ -166,12 +170,15 @@ int generate_command(const Arguments& args) {
     fmt::print(stderr, "et-ops: --threads: {}\n", threaded.message());
     return kExitFailure;
   }
+  std::optional<Profiler> profiler;
+  if (profile_path) options.profiler = &profiler.emplace(program);
   const Result<Generation> result = generate(program, *state, prompt, options);
   if (!result) {
     fmt::print(stderr, "et-ops: {}: {}\n", program.path(), result.status().message());
     return kExitFailure;
   }
   print_result(prompt, *result, tokenizer.get());
+  if (profiler && !write_profile(program, *profiler, *profile_path)) return kExitFailure;
   return kExitOk;
 }
 

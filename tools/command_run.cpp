@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
 #include "commands.h"
 #include "et_ops/npy.h"
@@ -14,6 +13,7 @@
 #include "et_ops/program.h"
 #include "exit_codes.h"
 #include "kernel_sets.h"
+#include "profile_output.h"
 #include "tensor_io.h"
 
 namespace et_ops::tool {
@@ -64,7 +64,7 @@ bool run_timed(const Program& program, RunState& state, const InputFiles& inputs
       const RunResult result = profiler ? program.run(state, timings) : program.run(state);
       times.push_back(milliseconds_since(start));
       if (profiler)
-        profiler->add_run(timings, std::chrono::duration<double, std::micro>(start - first_start).count());
+        profiler->add_run(state, timings, std::chrono::duration<double, std::micro>(start - first_start).count());
       std::string error = result.ok() ? std::string() : result.message();
       if (batched && error.empty() && stack && pass == 0) error = stack->add(program, state, item);
       if (!error.empty()) {
@@ -75,20 +75,6 @@ bool run_timed(const Program& program, RunState& state, const InputFiles& inputs
     }
   }
   print_timing(std::move(times), inputs, batched, repeat);
-  return true;
-}
-
-// Writes the Chrome trace and prints the per-operator summary.
-bool write_profile(const Program& program, const Profiler& profiler, const std::string& path) {
-  std::ofstream file(path, std::ios::binary);
-  file << chrome_trace_json(profiler.records(), program.name());
-  file.close();
-  if (!file) {
-    fmt::print(stderr, "et-ops: {}: cannot write the profile\n", path);
-    return false;
-  }
-  fmt::print("profile: wrote {} ({} events)\n{}", path, profiler.records().size(),
-             profile_summary(profiler.records()));
   return true;
 }
 
@@ -142,8 +128,7 @@ CommandSpec run_spec() {
            Completion::directories()},
           {"--repeat", "N", "run N times (a batch: N passes) and print the median, fastest and slowest run", false, {}},
           {"--threads", "N", "the run's thread pool: N threads (default 1; any count gives the same bytes)", false, {}},
-          {"--profile", "FILE.json", "write a Chrome trace of every instruction to FILE.json and print a summary per "
-           "operator", false, Completion::files("*.json")}}));
+          profile_option("write a Chrome trace of every instruction to FILE.json and print a summary per operator")}));
 }
 
 int run_command(const Arguments& args) {

@@ -22,6 +22,10 @@
 //   0x9E3779B97F4A7C15 to the state, mixes it (z ^= z >> 30, z *=
 //   0xBF58476D1CE4E5B9, z ^= z >> 27, z *= 0x94D049BB133111EB, z ^= z >> 31)
 //   and u = (z >> 11) * 2^-53. One draw per sampled token.
+//
+// With a profiler in the options, every run is profiled (Program::run with
+// timings) and added to it: the prefill run's records have phase
+// "prefill", each decode run's "decode".
 #ifndef ET_OPS_GENERATE_H
 #define ET_OPS_GENERATE_H
 
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "et_ops/export.h"
+#include "et_ops/profile.h"
 #include "et_ops/program.h"
 #include "et_ops/status.h"
 
@@ -43,6 +48,10 @@ struct GenerateOptions {
   uint64_t seed = 0;
   // Generation stops after producing one of these (it is the last token returned).
   std::vector<int64_t> stop_tokens;
+  // When set (a profiler made for the program), every run's instructions are
+  // added to it, labelled "prefill" or "decode". Its times continue after
+  // the runs it already holds, so successive generations do not overlap.
+  Profiler* profiler = nullptr;
 };
 
 struct GenerateTimings {
@@ -73,9 +82,10 @@ ET_OPS_API Result<LanguageModelShape> language_model_shape(const Program& progra
 // refused before anything runs: an empty prompt, a token id outside [0,
 // vocab_size), more than max_seq_len prompt tokens, a prompt plus
 // max_new_tokens longer than max_seq_len, a negative or non-finite
-// temperature (Invalid, naming the input and the bound). A failing run stops
-// generation with its status (KernelFailed); NaN logits stop it with Invalid
-// naming the position. The state stays usable (the next generate resets it).
+// temperature (Invalid, naming the input and the bound), a profiler made for
+// another program (Invalid). A failing run stops generation with its status
+// (KernelFailed); NaN logits stop it with Invalid naming the position. The
+// state stays usable (the next generate resets it).
 ET_OPS_API Result<Generation> generate(const Program& program, RunState& state, const std::vector<int64_t>& prompt,
                                    const GenerateOptions& options = {});
 

@@ -16,6 +16,7 @@ namespace et_ops {
 // One instruction of one profiled run.
 struct ProfileRecord {
   std::size_t run = 0;  // which of the profiled runs
+  std::string phase;    // what the run was, when its caller says: generate() says "prefill" or "decode"
   std::size_t instruction = 0;
   std::string op;
   std::string component;  // the kernel library that ran it
@@ -28,12 +29,22 @@ struct ProfileRecord {
 class ET_OPS_API Profiler {
  public:
   explicit Profiler(const Program& program);
-  // Adds one run's timings; `run_start_us` is the run's start, measured
-  // from the start of the first run.
-  void add_run(const std::vector<InstructionTiming>& timings, double run_start_us);
+  // Adds one run's timings (of this profiler's program); `run_start_us` is
+  // the run's start, measured from the start of the first run; `phase`
+  // labels its records. Their tensors have the largest sizes the program
+  // plans for.
+  void add_run(const std::vector<InstructionTiming>& timings, double run_start_us, const std::string& phase = {});
+  // The same for the run `state` has just made (the program must still be
+  // alive): the tensors have that run's sizes, which differ from the largest
+  // in a program with symbols.
+  void add_run(const RunState& state, const std::vector<InstructionTiming>& timings, double run_start_us,
+               const std::string& phase = {});
   const std::vector<ProfileRecord>& records() const { return records_; }
+  // Whether it was made for `program` (compares identity only).
+  bool profiles(const Program& program) const { return &program == program_; }
 
  private:
+  const Program* program_;
   std::vector<InstructionInfo> infos_;
   std::vector<ProfileRecord> records_;
   std::size_t runs_ = 0;
@@ -43,7 +54,8 @@ class ET_OPS_API Profiler {
 ET_OPS_API std::string tensor_shapes_text(const std::vector<TensorSpec>& tensors);
 
 // The Chrome trace-event JSON of the records: one complete ("X") event per
-// instruction, named by its operator, with its shapes and kernel library.
+// instruction, named by its operator, with its shapes, kernel library, run
+// and (when labelled) phase.
 ET_OPS_API std::string chrome_trace_json(const std::vector<ProfileRecord>& records, const std::string& program_name);
 
 // A table with one row per operator and kernel library, slowest first:

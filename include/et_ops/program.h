@@ -191,8 +191,13 @@ class ET_OPS_API Program {
   RunResult run(RunState& state, std::vector<InstructionTiming>& timings) const;
 
   // Operator, kernel library and tensor arguments of every instruction
-  // (for profiles; asks the registry, so not for the hot path).
+  // (for profiles; asks the registry, so not for the hot path). A size that
+  // depends on a symbol is its largest value.
   std::vector<InstructionInfo> describe_instructions() const;
+  // The sizes of an instruction's tensor arguments (InstructionInfo::tensors'
+  // order) in the last run of `state`, a run state of this program; empty
+  // for another program's state or an instruction that does not exist.
+  std::vector<std::vector<int64_t>> instruction_sizes(const RunState& state, std::size_t instruction) const;
 
   struct Impl;
 

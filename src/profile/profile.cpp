@@ -10,15 +10,26 @@
 
 namespace et_ops {
 
-Profiler::Profiler(const Program& program) : infos_(program.describe_instructions()) {}
+Profiler::Profiler(const Program& program) : program_(&program), infos_(program.describe_instructions()) {}
 
-void Profiler::add_run(const std::vector<InstructionTiming>& timings, double run_start_us) {
+void Profiler::add_run(const std::vector<InstructionTiming>& timings, double run_start_us, const std::string& phase) {
   for (const InstructionTiming& t : timings) {
     const InstructionInfo& info = infos_.at(t.instruction);
-    records_.push_back(ProfileRecord{runs_, t.instruction, info.op, info.component, info.tensors,
+    records_.push_back(ProfileRecord{runs_, phase, t.instruction, info.op, info.component, info.tensors,
                                      run_start_us + t.start_us, t.duration_us});
   }
   ++runs_;
+}
+
+void Profiler::add_run(const RunState& state, const std::vector<InstructionTiming>& timings, double run_start_us,
+                       const std::string& phase) {
+  const std::size_t first = records_.size();
+  add_run(timings, run_start_us, phase);
+  for (std::size_t r = first; r < records_.size(); ++r) {
+    std::vector<TensorSpec>& tensors = records_[r].tensors;
+    std::vector<std::vector<int64_t>> sizes = program_->instruction_sizes(state, records_[r].instruction);
+    for (std::size_t t = 0; t < tensors.size() && t < sizes.size(); ++t) tensors[t].sizes = std::move(sizes[t]);
+  }
 }
 
 std::string tensor_shapes_text(const std::vector<TensorSpec>& tensors) {
@@ -33,12 +44,15 @@ std::string tensor_shapes_text(const std::vector<TensorSpec>& tensors) {
 std::string chrome_trace_json(const std::vector<ProfileRecord>& records, const std::string& program_name) {
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1},
-                    {"args", {{"name", "et-ops run " + program_name}}}});
+                    {"args", {{"name", "et_ops program " + program_name}}}});
   for (const ProfileRecord& r : records) {
     nlohmann::json shapes = nlohmann::json::array();
     for (const TensorSpec& t : r.tensors) shapes.push_back(t.sizes);
     nlohmann::json dtypes = nlohmann::json::array();
     for (const TensorSpec& t : r.tensors) dtypes.push_back(std::string(dtype_name(t.dtype)));
+    nlohmann::json args{{"instruction", r.instruction}, {"run", r.run}, {"kernel_set", r.component},
+                        {"shapes", shapes}, {"dtypes", dtypes}};
+    if (!r.phase.empty()) args["phase"] = r.phase;
     events.push_back({{"name", r.op},
                       {"cat", r.component.empty() ? std::string("unknown") : r.component},
                       {"ph", "X"},
@@ -46,12 +60,7 @@ std::string chrome_trace_json(const std::vector<ProfileRecord>& records, const s
                       {"dur", r.duration_us},
                       {"pid", 1},
                       {"tid", 1},
-                      {"args",
-                       {{"instruction", r.instruction},
-                        {"run", r.run},
-                        {"kernel_set", r.component},
-                        {"shapes", shapes},
-                        {"dtypes", dtypes}}}});
+                      {"args", args}});
   }
   nlohmann::json trace{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
   return trace.dump(1) + "\n";

@@ -37,20 +37,52 @@ std::string refused_prompt(const std::vector<int64_t>& prompt, const GenerateOpt
   return {};
 }
 
+// Runs the program, profiled when there is a profiler: each run's records
+// are labelled with its phase and follow the runs the profiler already holds.
+class ProfiledRuns {
+ public:
+  ProfiledRuns(const Program& program, Profiler* profiler)
+      : program_(program), profiler_(profiler), origin_us_(profiler ? end_us(*profiler) : 0.0), start_(Clock::now()) {}
+
+  RunResult run(RunState& state, const char* phase) {
+    if (profiler_ == nullptr) return program_.run(state);
+    const double start_us = origin_us_ + std::chrono::duration<double, std::micro>(Clock::now() - start_).count();
+    RunResult result = program_.run(state, timings_);
+    profiler_->add_run(state, timings_, start_us, phase);
+    return result;
+  }
+
+ private:
+  static double end_us(const Profiler& profiler) {
+    double end = 0.0;
+    for (const ProfileRecord& r : profiler.records()) end = std::max(end, r.start_us + r.duration_us);
+    return end;
+  }
+
+  const Program& program_;
+  Profiler* profiler_;
+  double origin_us_;
+  Clock::time_point start_;
+  std::vector<InstructionTiming> timings_;  // reused from run to run
+};
+
 // One run over `count` tokens at positions first_position..; the chosen
 // next token, or why there is none.
 class Runner {
  public:
   Runner(const Program& program, RunState& state, const LanguageModelShape& shape, const GenerateOptions& options)
-      : program_(program), state_(state), shape_(shape), sampler_(options.temperature, options.top_k, options.seed) {}
+      : runs_(program, options.profiler),
+        state_(state),
+        shape_(shape),
+        sampler_(options.temperature, options.top_k, options.seed) {}
 
-  Result<int64_t> step(const int64_t* tokens, int64_t count, int64_t first_position) {
+  Result<int64_t> step(const int64_t* tokens, int64_t count, int64_t first_position, const char* phase) {
     if (Status resized = state_.resize_input(0, {1, count}); !resized) return resized;
     if (Status resized = state_.resize_input(1, {count}); !resized) return resized;
     std::copy(tokens, tokens + count, state_.input(0).data_as<int64_t>());
     int64_t* positions = state_.input(1).data_as<int64_t>();
     for (int64_t i = 0; i < count; ++i) positions[i] = first_position + i;
-    if (RunResult run = program_.run(state_); !run) return run;
+    if (RunResult run = runs_.run(state_, phase); !run) return run;
     const TensorRef logits = state_.output(0);
     if (!logits.is_contiguous() || logits.dim() != 3 || logits.size(1) != count)
       return Status(StatusCode::Invalid, fmt::format("output 0 (logits) is not a contiguous [1, {}, {}] tensor", count,
@@ -62,7 +94,7 @@ class Runner {
   }
 
  private:
-  const Program& program_;
+  ProfiledRuns runs_;
   RunState& state_;
   LanguageModelShape shape_;
   TokenSampler sampler_;
@@ -104,6 +136,8 @@ Result<Generation> generate(const Program& program, RunState& state, const std::
   if (!shape) return shape.status();
   if (std::string refused = refused_prompt(prompt, options, *shape); !refused.empty())
     return Status(StatusCode::Invalid, std::move(refused));
+  if (options.profiler != nullptr && !options.profiler->profiles(program))
+    return Status(StatusCode::Invalid, "the profiler was made for another program");
   Generation result;
   result.timings.prefill_tokens = prompt.size();
   if (options.max_new_tokens == 0) return result;
@@ -113,14 +147,14 @@ Result<Generation> generate(const Program& program, RunState& state, const std::
     return std::find(options.stop_tokens.begin(), options.stop_tokens.end(), token) != options.stop_tokens.end();
   };
   Clock::time_point start = Clock::now();
-  Result<int64_t> token = runner.step(prompt.data(), static_cast<int64_t>(prompt.size()), 0);
+  Result<int64_t> token = runner.step(prompt.data(), static_cast<int64_t>(prompt.size()), 0, "prefill");
   result.timings.prefill_seconds = seconds_since(start);
   start = Clock::now();
   while (token) {
     result.tokens.push_back(*token);
     if (result.tokens.size() == options.max_new_tokens || stops(*token)) break;
     const int64_t position = static_cast<int64_t>(prompt.size() + result.tokens.size()) - 1;
-    token = runner.step(&result.tokens.back(), 1, position);
+    token = runner.step(&result.tokens.back(), 1, position, "decode");
   }
   if (!token) return token.status();
   result.timings.decode_tokens = result.tokens.empty() ? 0 : result.tokens.size() - 1;

@@ -57,6 +57,18 @@ RunResult other_program(const std::string& path, bool moved_from) {
                                                         : ": the run state was made by another program"));
 }
 
+// Calls visit(value index) for each tensor argument of an instruction, the
+// elements of tensor lists in place.
+template <typename Visit>
+void for_each_tensor_argument(const Program::Impl& program, std::size_t instruction, Visit visit) {
+  for (uint32_t v : program.model.instructions[instruction].args) {
+    const runtime::ValueModel& value = program.model.values[v];
+    if (value.kind == runtime::ValueKind::Tensor) visit(v);
+    for (uint32_t element : value.elements)
+      if (element != runtime::kNoTensor) visit(element);
+  }
+}
+
 }  // namespace
 
 RunResult Program::run(RunState& state) const {
@@ -81,15 +93,26 @@ std::vector<InstructionInfo> Program::describe_instructions() const {
     const auto found = component_of.find(reinterpret_cast<const void*>(instruction.fn));
     if (found != component_of.end()) info.component = found->second;
     info.prepared = instruction.prepared != nullptr;
-    for (uint32_t v : impl_->model.instructions[i].args) {
-      const runtime::ValueModel& value = impl_->model.values[v];
-      if (value.kind == runtime::ValueKind::Tensor) info.tensors.push_back(value.tensor.spec);
-      for (uint32_t element : value.elements)
-        if (element != runtime::kNoTensor) info.tensors.push_back(impl_->model.values[element].tensor.spec);
-    }
+    for_each_tensor_argument(*impl_, i,
+                             [&](uint32_t v) { info.tensors.push_back(impl_->model.values[v].tensor.spec); });
     infos.push_back(std::move(info));
   }
   return infos;
+}
+
+std::vector<std::vector<int64_t>> Program::instruction_sizes(const RunState& state, std::size_t instruction) const {
+  std::vector<std::vector<int64_t>> sizes;
+  if (!state.impl_ || state.impl_->program != impl_.get() || instruction >= impl_->instructions.size()) return sizes;
+  for_each_tensor_argument(*impl_, instruction, [&](uint32_t v) {
+    const int32_t slot = impl_->slot_of_value[v];
+    if (slot < 0) {
+      sizes.push_back(impl_->model.values[v].tensor.spec.sizes);
+    } else {
+      const et_ops_tensor& tensor = state.impl_->tensors[static_cast<std::size_t>(slot)];
+      sizes.emplace_back(tensor.sizes, tensor.sizes + tensor.dim);
+    }
+  });
+  return sizes;
 }
 
 }  // namespace et_ops

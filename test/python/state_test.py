@@ -5,10 +5,12 @@ et_ops.etp: logits[t] = table[tokens[t]] (an int8 embedding with scale 0.1)
 + bias, where bias is state that grows by `step` every run, and the state
 `last_pos` records each run's last position. Its reference is plain numpy.
 Tokens from Python (the library's generate) and from `et-ops generate`
-must be equal; the C++ test (test/runtime/program_state_test.cpp) checks
-the same model against the same reference.
+must be equal, and `et-ops generate --profile` traces every run, labelled
+prefill or decode; the C++ tests (test/runtime/program_state_test.cpp,
+generate_test.cpp) check the same model against the same reference.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -181,6 +183,42 @@ class StateTest(unittest.TestCase):
         self.assertIn("symbols: T in [1, 16]", result.stdout)
         self.assertIn("state: 2 tensor(s), 40 bytes", result.stdout)
         self.assertIn("%0 int64 [1, T] dim_order [0, 1]", result.stdout)
+
+    def test_command_line_profile_of_prefill_and_decode(self):
+        trace = os.path.join(self.dir.name, "generate_trace.json")
+        result = subprocess.run([os.environ["ET_OPS_TOOL"], "generate", self.path, "--prompt-tokens", "3,5,1",
+                                 "--max-new-tokens", "4", "--profile", trace], capture_output=True, text=True,
+                                check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        printed = re.search(r"^new tokens: (.*)$", result.stdout, re.M).group(1)
+        self.assertEqual([int(t) for t in printed.split(",")], et_ops.generate(self.program, [3, 5, 1], 4))
+        with open(trace, encoding="utf-8") as f:
+            events = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+        # 4 instructions; the prefill run (run 0), then 3 decode runs (the prefill chose the first new token).
+        self.assertEqual([(e["args"]["run"], e["args"]["phase"], e["args"]["instruction"]) for e in events],
+                         [(run, "prefill" if run == 0 else "decode", i) for run in range(4) for i in range(4)])
+        self.assertEqual(events[0]["name"], "quantized_decomposed::embedding_byte.out")
+        # Each run's own sizes: the embedding's tokens and output for T = 3 (the prompt), then T = 1.
+        self.assertEqual(events[0]["args"]["shapes"][2:], [[1, 3], [1, 3, VOCAB]])
+        self.assertEqual(events[4]["args"]["shapes"][2:], [[1, 1], [1, 1, VOCAB]])
+        self.assertTrue(all(e["dur"] >= 0 for e in events))
+        starts = [e["ts"] for e in events]
+        self.assertEqual(starts, sorted(starts))
+        # The summary: one table for the prefill, one for the decode steps.
+        summary = result.stdout.split(f"profile: wrote {trace} (16 events)\n", 1)[1]
+        prefill, decode = summary.split("decode: 3 runs\n")
+        self.assertTrue(prefill.startswith("prefill: 1 run\noperator"), prefill)
+        self.assertTrue(decode.startswith("operator"), decode)
+        for table, runs in ((prefill, 1), (decode, 3)):
+            self.assertRegex(table, rf"aten::add.out +kernels_portable +{2 * runs} +[0-9.]+ +[0-9.]+ +[0-9.]+%")
+            self.assertRegex(table, rf"quantized_decomposed::embedding_byte.out +kernels_quantized +{runs} ")
+            self.assertRegex(table, rf"\ntotal +{4 * runs} +[0-9.]+\n")
+        unwritable = os.path.join(self.dir.name, "no_such_directory", "trace.json")
+        result = subprocess.run([os.environ["ET_OPS_TOOL"], "generate", self.path, "--prompt-tokens", "3,5,1",
+                                 "--max-new-tokens", "4", "--profile", unwritable], capture_output=True, text=True,
+                                check=False)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn(f"et-ops: {unwritable}: cannot write the profile: No such file or directory", result.stderr)
 
 
 if __name__ == "__main__":

@@ -1,88 +1,17 @@
-// Program state and bounded dynamic shapes (format version 2), and
-// generate(), on a small hand-built language model over the project's
-// kernels: logits[t] = table[tokens[t]] (an int8 embedding with scale 0.1)
-// + bias, where bias is state that grows by `step` every run, and the
-// state `last_pos` records the last position of each run (a slice of
-// input_pos with symbolic bounds T-1..T).
+// Program state and bounded dynamic shapes (format version 2), on the small
+// hand-built language model of language_model_fixture.h.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "et_ops/generate.h"
-#include "et_ops/kernels/portable.h"
-#include "et_ops/kernels/quantized.h"
 #include "et_ops/program.h"
-#include "etp_writer.h"
-#include "temp_dir.h"
+#include "language_model_fixture.h"
 
 namespace {
 
-using et_ops::DType;
-using et_ops::test::EtpWriter;
-
-constexpr int64_t kVocab = 8;
-constexpr int64_t kMaxSeqLen = 16;
-
-struct Registered {
-  Registered() {
-    if (!et_ops::kernels::quantized::register_kernels() || !et_ops::kernels::portable::register_kernels())
-      throw std::runtime_error("registering the kernel libraries failed");
-  }
-} registered;
-
-std::vector<int8_t> table_values() {
-  std::vector<int8_t> table(kVocab * kVocab);
-  uint32_t x = 12345;
-  for (int8_t& v : table) {
-    x = x * 1103515245u + 12345u;
-    v = static_cast<int8_t>(static_cast<int>((x >> 16) % 200) - 100);
-  }
-  return table;
-}
-
-std::vector<float> step_values() {
-  std::vector<float> step(kVocab);
-  for (int64_t j = 0; j < kVocab; ++j) step[j] = 0.75f * static_cast<float>(j % 3);
-  return step;
-}
-
-EtpWriter language_model() {
-  EtpWriter w("bigram");
-  w.symbol("T", 1, kMaxSeqLen);
-  const uint32_t tokens = w.dynamic_tensor(DType::Int64, nlohmann::json::array({1, EtpWriter::sym("T")}));
-  const uint32_t positions = w.dynamic_tensor(DType::Int64, nlohmann::json::array({EtpWriter::sym("T")}));
-  const uint32_t table = w.constant(DType::Int8, {kVocab, kVocab}, table_values());
-  const uint32_t scales = w.constant(DType::Float32, {kVocab}, std::vector<float>(kVocab, 0.1f));
-  const uint32_t bias = w.state(DType::Float32, {1, 1, kVocab}, std::vector<float>(kVocab, 0.0f));
-  const uint32_t step = w.constant(DType::Float32, {1, 1, kVocab}, step_values());
-  const uint32_t last_pos = w.state(DType::Int64, {1}, std::vector<int64_t>{-1});
-  const uint32_t embedded = w.dynamic_tensor(DType::Float32, nlohmann::json::array({1, EtpWriter::sym("T"), kVocab}));
-  const uint32_t logits = w.dynamic_tensor(DType::Float32, nlohmann::json::array({1, EtpWriter::sym("T"), kVocab}));
-  const uint32_t none = w.none(), qmin = w.int_value(-128), qmax = w.int_value(127), one = w.int_value(1),
-                 zero = w.int_value(0);
-  const uint32_t start = w.symbolic_int(EtpWriter::sym("T", 1, -1)), end = w.symbolic_int(EtpWriter::sym("T"));
-  w.inputs({tokens, positions});
-  w.outputs({logits, last_pos});
-  w.instruction("quantized_decomposed::embedding_byte.out", {table, scales, none, qmin, qmax, tokens, embedded});
-  w.instruction("aten::add.out", {bias, step, one, bias});
-  w.instruction("aten::add.out", {embedded, bias, one, logits});
-  w.instruction("aten::slice_copy.Tensor_out", {positions, zero, start, end, one, last_pos});
-  return w;
-}
-
-struct Loaded {
-  et_ops::test::TempDir dir;
-  std::shared_ptr<const et_ops::Program> program;
-  explicit Loaded(const EtpWriter& writer) {
-    const et_ops::LoadResult result = et_ops::Program::load(writer.write(dir.file("program.etp")));
-    INFO(result.status().message());
-    REQUIRE(result.ok());
-    program = *result;
-  }
-};
+using namespace et_ops::test;  // the language model fixture
 
 // Fills tokens and positions (first_position..) for a run of tokens.size().
 void set_inputs(et_ops::RunState& state, const std::vector<int64_t>& tokens, int64_t first_position) {
@@ -103,28 +32,6 @@ std::vector<float> run_logits(const et_ops::Program& program, et_ops::RunState& 
   REQUIRE(logits.size(1) == static_cast<int64_t>(tokens.size()));
   const float* data = logits.data_as<float>();
   return std::vector<float>(data, data + logits.numel());
-}
-
-// The model in plain C++: the logits of the last token after `runs` runs.
-std::vector<float> reference_logits(int64_t token, int runs) {
-  const std::vector<int8_t> table = table_values();
-  const std::vector<float> step = step_values();
-  std::vector<float> bias(kVocab, 0.0f), logits(kVocab);
-  for (int r = 0; r < runs; ++r)
-    for (int64_t j = 0; j < kVocab; ++j) bias[j] += step[j];
-  for (int64_t j = 0; j < kVocab; ++j) logits[j] = static_cast<float>(table[token * kVocab + j]) * 0.1f + bias[j];
-  return logits;
-}
-
-std::vector<int64_t> reference_greedy(const std::vector<int64_t>& prompt, std::size_t count) {
-  std::vector<int64_t> tokens;
-  int64_t last = prompt.back();
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::vector<float> logits = reference_logits(last, static_cast<int>(i) + 1);
-    last = std::max_element(logits.begin(), logits.end()) - logits.begin();
-    tokens.push_back(last);
-  }
-  return tokens;
 }
 
 }  // namespace
@@ -200,122 +107,6 @@ TEST_CASE("a bad token is a kernel error that writes no state") {
   CHECK(result.code() == et_ops::StatusCode::KernelFailed);
   CHECK_THAT(result.message(), Catch::Contains("indices[1] = 8 is out of range for a weight of 8 rows"));
   CHECK(run_logits(*loaded.program, *state, {2}, 0) == reference_logits(2, 1));
-}
-
-TEST_CASE("generate: greedy tokens, reproducible sampling, threads") {
-  Loaded loaded(language_model());
-  const et_ops::Program& program = *loaded.program;
-  const et_ops::Result<et_ops::LanguageModelShape> shape = et_ops::language_model_shape(program);
-  INFO(shape.status().message());
-  REQUIRE(shape.ok());
-  CHECK(shape->vocab_size == kVocab);
-  CHECK(shape->max_seq_len == kMaxSeqLen);
-  auto state = program.make_state();
-  REQUIRE(state.ok());
-  et_ops::GenerateOptions options;
-  options.max_new_tokens = 10;
-  const std::vector<int64_t> prompt = {3, 5, 1};
-  // The tokens of a generation that must succeed.
-  const auto tokens_of = [&]() {
-    const et_ops::Result<et_ops::Generation> generated = et_ops::generate(program, *state, prompt, options);
-    INFO(generated.status().message());
-    REQUIRE(generated.ok());
-    return generated->tokens;
-  };
-  const et_ops::Result<et_ops::Generation> greedy_result = et_ops::generate(program, *state, prompt, options);
-  INFO(greedy_result.status().message());
-  REQUIRE(greedy_result.ok());
-  const et_ops::Generation& greedy = *greedy_result;
-  CHECK(greedy.tokens == reference_greedy(prompt, 10));
-  CHECK(greedy.timings.prefill_tokens == 3);
-  CHECK(greedy.timings.decode_tokens == 9);
-  CHECK(tokens_of() == greedy.tokens);  // generate resets
-
-  REQUIRE(state->set_threads(2).ok());
-  CHECK(tokens_of() == greedy.tokens);
-
-  SECTION("stop tokens end generation after the stop token") {
-    options.stop_tokens = {greedy.tokens[4]};
-    const auto first_stop = std::find(greedy.tokens.begin(), greedy.tokens.end(), greedy.tokens[4]);
-    CHECK(tokens_of() == std::vector<int64_t>(greedy.tokens.begin(), first_stop + 1));
-  }
-  SECTION("sampling: the same seed gives the same tokens, top-k 1 is greedy") {
-    options.temperature = 0.8;
-    options.top_k = 3;
-    options.seed = 42;
-    const std::vector<int64_t> sampled = tokens_of();
-    CHECK(tokens_of() == sampled);
-    REQUIRE(state->set_threads(1).ok());
-    CHECK(tokens_of() == sampled);
-    // Each sampled token is among the 3 best of its step's logits.
-    int64_t last = prompt.back();
-    for (std::size_t i = 0; i < sampled.size(); ++i) {
-      std::vector<float> logits = reference_logits(last, static_cast<int>(i) + 1);
-      std::vector<float> sorted = logits;
-      std::sort(sorted.begin(), sorted.end(), std::greater<float>());
-      CHECK(logits[static_cast<std::size_t>(sampled[i])] >= sorted[2]);
-      last = sampled[i];
-    }
-    options.top_k = 1;
-    CHECK(tokens_of() == greedy.tokens);
-  }
-}
-
-TEST_CASE("generate refuses bad input, naming the input and the bound; the state stays usable") {
-  Loaded loaded(language_model());
-  const et_ops::Program& program = *loaded.program;
-  auto state = program.make_state();
-  REQUIRE(state.ok());
-  et_ops::GenerateOptions options;
-  options.max_new_tokens = 4;
-  const auto refused = [&](const std::vector<int64_t>& prompt) {
-    const et_ops::Result<et_ops::Generation> result = et_ops::generate(program, *state, prompt, options);
-    CHECK(result.status().code() == et_ops::StatusCode::Invalid);
-    return result.status().message();
-  };
-  CHECK(refused({1, kVocab}) == "prompt_tokens[1] is 8, outside the vocabulary: token ids are 0 to 7");
-  CHECK(refused({-1}) == "prompt_tokens[0] is -1, outside the vocabulary: token ids are 0 to 7");
-  CHECK(refused({}) == "prompt_tokens is empty: the prompt needs at least one token");
-  CHECK(refused(std::vector<int64_t>(kMaxSeqLen + 1, 1)) ==
-        "prompt_tokens has 17 tokens, more than the program's max_seq_len of 16");
-  CHECK(refused(std::vector<int64_t>(kMaxSeqLen - 3, 1)) ==
-        "a prompt of 13 tokens plus max_new_tokens 4 runs past the program's max_seq_len of 16 (at most 3 new "
-        "tokens fit)");
-  options.temperature = -1.0;
-  CHECK_THAT(refused({1}), Catch::Contains("temperature is -1"));
-  options.temperature = 0.0;
-  options.max_new_tokens = kMaxSeqLen - 2;
-  const et_ops::Result<et_ops::Generation> full = et_ops::generate(program, *state, {3, 5}, options);
-  REQUIRE(full.ok());
-  CHECK(full->tokens == reference_greedy({3, 5}, kMaxSeqLen - 2));
-}
-
-TEST_CASE("the token sampler") {
-  const std::vector<float> logits = {0.5f, 2.0f, 2.0f, -1.0f};
-  et_ops::TokenSampler greedy(0.0, 0, 0);
-  CHECK(*greedy.next(logits.data(), logits.size()) == 1);  // the lower id among equal logits
-  et_ops::TokenSampler a(1.0, 0, 7), b(1.0, 0, 7);
-  std::vector<int64_t> counts(4, 0);
-  for (int i = 0; i < 4000; ++i) {
-    const int64_t token = *a.next(logits.data(), logits.size());
-    CHECK(token == *b.next(logits.data(), logits.size()));
-    ++counts[static_cast<std::size_t>(token)];
-  }
-  // Probabilities e^0.5, e^2, e^2, e^-1 over their sum: 0.094, 0.422, 0.422, 0.021.
-  CHECK(counts[0] > 300);
-  CHECK(counts[0] < 460);
-  CHECK(counts[1] > 1550);
-  CHECK(counts[2] > 1550);
-  CHECK(counts[3] < 130);
-  et_ops::TokenSampler top2(1.0, 2, 7);
-  for (int i = 0; i < 200; ++i) {
-    const int64_t token = *top2.next(logits.data(), logits.size());
-    CHECK((token == 1 || token == 2));
-  }
-  const float nan[] = {0.0f, std::numeric_limits<float>::quiet_NaN()};
-  const et_ops::Result<int64_t> refused = greedy.next(nan, 2);
-  CHECK(refused.status().code() == et_ops::StatusCode::Invalid);
-  CHECK(refused.status().message() == "logits[1] is NaN");
 }
 
 TEST_CASE("version 2 programs are validated at load") {

@@ -70,10 +70,11 @@ def test_usage(cli):
 
 
 COMMANDS = {  # every command and the options its --help must list
-    "run": ["--input FILE.npy", "--batch", "--output-dir DIR", "--repeat N", "--kernels LIST", "--policy P",
-            "--load-library PATH"],
+    "run": ["--input FILE.npy", "--batch", "--output-dir DIR", "--repeat N", "--profile FILE.json", "--kernels LIST",
+            "--policy P", "--load-library PATH"],
     "generate": ["--prompt-tokens LIST", "--tokenizer M.model", "--prompt TEXT", "--max-new-tokens N",
-                 "--temperature T", "--top-k K", "--seed S", "--stop-tokens LIST", "--threads N", "--kernels LIST"],
+                 "--temperature T", "--top-k K", "--seed S", "--stop-tokens LIST", "--threads N",
+                 "--profile FILE.json", "--kernels LIST"],
     "inspect": ["--json"],
     "doctor": ["--kernels LIST", "--policy P", "--load-library PATH"],
     "ops": ["--json", "--kernels LIST", "--policy P", "--load-library PATH"],
@@ -189,6 +190,7 @@ def test_completion(cli, installed_script):
         (["et-ops", "in"], ["inspect"]),
         (["et-ops", "help", "d"], ["doctor"]),
         (["et-ops", "run", "--k"], ["--kernels"]),
+        (["et-ops", "generate", "lm.etp", "--pro"], ["--profile", "--prompt", "--prompt-tokens"]),
         (["et-ops", "run", "quantized.etp", "--kernels", "p"], ["portable"]),
         (["et-ops", "run", "quantized.etp", "--kernels", "portable,q"], ["portable,quantized"]),
         (["et-ops", "doctor", "--policy", "f"], ["fatal", "first-wins"]),
