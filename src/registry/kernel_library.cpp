@@ -3,6 +3,8 @@
 // fingerprints and messages, once in libet_ops instead of in every kernel
 // library.
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <string_view>
@@ -46,6 +48,34 @@ std::string argument_name_of(const char* schema, std::size_t i) {
   return "?";
 }
 
+// What is wrong with a tensor's description itself, or "" when nothing is:
+// a dtype code outside the table, a rank beyond ET_OPS_MAX_DIMS, missing
+// sizes or strides, a negative size, or a numel that is not the product of
+// the sizes. Every kernel's memory arithmetic trusts these, so no kernel
+// sees a tensor that fails here (data and layout are the kernel's to check).
+std::string structure_fault(const et_ops_tensor& t) {
+  if (!is_valid_dtype(t.dtype)) return "has an invalid dtype code " + std::to_string(t.dtype);
+  if (t.dim < 0 || t.dim > ET_OPS_MAX_DIMS)
+    return "has " + std::to_string(t.dim) + " dimensions; at most " + std::to_string(ET_OPS_MAX_DIMS) +
+           " are supported";
+  if (t.dim > 0 && (t.sizes == nullptr || t.strides == nullptr)) return "has no sizes or strides";
+  int64_t product = 1;
+  bool overflow = false;
+  for (int32_t d = 0; d < t.dim; ++d) {
+    if (t.sizes[d] < 0) return "has a negative size " + std::to_string(t.sizes[d]) + " in dimension " + std::to_string(d);
+    overflow = overflow || (t.sizes[d] > 1 && product > std::numeric_limits<int64_t>::max() / t.sizes[d]);
+    if (!overflow) product *= t.sizes[d];
+  }
+  if (overflow) return "has sizes whose product overflows";
+  if (product != t.numel) {
+    std::string sizes;
+    for (int32_t d = 0; d < t.dim; ++d) sizes += (d > 0 ? ", " : "") + std::to_string(t.sizes[d]);
+    return "has numel " + std::to_string(t.numel) + " but sizes [" + sizes + "] hold " + std::to_string(product) +
+           " elements";
+  }
+  return {};
+}
+
 }  // namespace
 
 ArgumentReader::ArgumentReader(et_ops_kernel_context* ctx, const char* schema, et_ops_value* const* args,
@@ -61,6 +91,10 @@ TensorRef ArgumentReader::tensor(std::size_t i) {
   const et_ops_value* v = value(i, ET_OPS_VALUE_TENSOR);
   if (v == nullptr || v->u.tensor == nullptr) {
     if (v != nullptr) fail(i, "is a null tensor");
+    return TensorRef(placeholder_);
+  }
+  if (const std::string fault = structure_fault(*v->u.tensor); !fault.empty()) {
+    fail(i, fault);
     return TensorRef(placeholder_);
   }
   return TensorRef(*v->u.tensor);
@@ -110,11 +144,14 @@ TensorList ArgumentReader::tensor_list(std::size_t i) {
     fail(i, "is a malformed tensor list");
     return TensorList();
   }
-  for (int64_t e = 0; e < list.size; ++e)
-    if (list.data[e] == nullptr) {
-      fail(i, "holds a null tensor at " + std::to_string(e));
+  for (int64_t e = 0; e < list.size; ++e) {
+    const std::string fault = list.data[e] == nullptr ? "holds a null tensor at " + std::to_string(e)
+                                                      : structure_fault(*list.data[e]);
+    if (!fault.empty()) {
+      fail(i, list.data[e] == nullptr ? fault : "holds a tensor at " + std::to_string(e) + " that " + fault);
       return TensorList();
     }
+  }
   return TensorList(list);
 }
 
@@ -126,6 +163,13 @@ OptionalTensorList ArgumentReader::optional_tensor_list(std::size_t i) {
     fail(i, "is a malformed optional tensor list");
     return OptionalTensorList();
   }
+  for (int64_t e = 0; e < list.size; ++e)
+    if (list.data[e] != nullptr) {
+      if (const std::string fault = structure_fault(*list.data[e]); !fault.empty()) {
+        fail(i, "holds a tensor at " + std::to_string(e) + " that " + fault);
+        return OptionalTensorList();
+      }
+    }
   return OptionalTensorList(list);
 }
 

@@ -140,6 +140,40 @@ TEST_CASE("Tensor[] arrives as a TensorList", "[kit]") {
         "kit_test::sum_first.out: argument 0 ('tensors') holds a null tensor at 1");
 }
 
+// A tensor that describes more elements than its sizes hold (a numel that
+// is not their product, as a fuzzed input once gave et_xnnpack::hardswish,
+// which then read past the data), a negative size or an invalid dtype code
+// is refused by the argument reader: no kernel ever sees it.
+namespace {
+int counted_calls = 0;
+bool counted(et_ops::KernelContext& ctx, et_ops::TensorRef, double, et_ops::TensorRef) {
+  ++counted_calls;
+  return ctx.ok();
+}
+}  // namespace
+
+TEST_CASE("a tensor whose description is inconsistent never reaches the kernel", "[kit]") {
+  int& calls = counted_calls;
+  static const et_ops::KernelLibrary library(
+      "kit_test", "1.0",
+      {et_ops::kernel<&counted>("kit_test::counted.out(Tensor self, float factor, *, Tensor(a!) out) -> Tensor(a!)")});
+  REQUIRE(library.ok());
+  const et_ops_kernel_fn fn = library.manifest().records[0].fn;
+  float x[2] = {}, y[2] = {};
+  et_ops::Tensor self(et_ops::DType::Float32, x, {1}), out(et_ops::DType::Float32, y, {1});
+  std::vector<et_ops_value> args = {et_ops::tensor_value(self), et_ops::double_value(2.0), et_ops::tensor_value(out)};
+  REQUIRE(et_ops::call_kernel(fn, args).ok());
+  REQUIRE(calls == 1);
+  self.raw()->numel = 2;
+  CHECK(std::string(et_ops::call_kernel(fn, args).message()) ==
+        "kit_test::counted.out: argument 0 ('self') has numel 2 but sizes [1] hold 1 elements");
+  self.raw()->numel = 1;
+  out.raw()->dtype = 99;
+  CHECK(std::string(et_ops::call_kernel(fn, args).message()) ==
+        "kit_test::counted.out: argument 2 ('out') has an invalid dtype code 99");
+  CHECK(calls == 1);
+}
+
 namespace {
 std::string seen_mode;
 std::vector<bool> seen_present;

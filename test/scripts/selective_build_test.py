@@ -8,9 +8,12 @@ builds the kernel libraries and et-ops only, and checks that:
 - the stripped kernel libraries are at most a fifth of the full build's
   (docs/writing-kernels.md gives the sizes; the SIMD loops the four kernels
   keep, for every target and dtype, are most of it);
-- the unselected kernels' entry points are neither declared nor exported.
+- the unselected kernels' entry points are neither declared nor exported;
+- installed, it serves the example consumer (examples/consumer) through
+  pkg-config and through CMake unchanged, and the consumer runs the MLP.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,6 +73,32 @@ class SelectiveBuild(unittest.TestCase):
         selected = sum(stripped_size(library(BUILD, name)) for name in SETS)
         print(f"kernel libraries, stripped: all operators {full} bytes, the MLP's {selected} bytes", file=sys.stderr)
         self.assertLessEqual(selected * 5, full)
+
+    def run_consumer(self, binary, out):
+        example = os.path.join(ROOT, "examples", "qmlp")
+        subprocess.run([binary, os.path.join(example, "qmlp.etp"), os.path.join(example, "qmlp_input_0.npy"), out],
+                       check=True, stdout=subprocess.DEVNULL, env=self.env)
+        np.testing.assert_array_equal(np.load(out), np.load(os.path.join(example, "qmlp_reference.npy")))
+
+    def test_consumers_build_unchanged(self):
+        with tempfile.TemporaryDirectory() as work:
+            root = os.path.join(work, "root")
+            subprocess.run([MESON, "install", "-C", BUILD, "--destdir", root, "--quiet"], check=True,
+                           stdout=subprocess.DEVNULL)
+            prefix = os.path.join(root, "usr", "local")
+            [pkgconfig] = [d for d, _, files in os.walk(prefix) if "et-kernels-quantized.pc" in files]
+            for name in ("pkgconfig", "cmake"):
+                shutil.copytree(os.path.join(ROOT, "examples", "consumer"), os.path.join(work, name))
+            env = dict(self.env, PKG_CONFIG_PATH=pkgconfig)
+            subprocess.run(["make", "-s", "-C", os.path.join(work, "pkgconfig")], check=True, env=env,
+                           stdout=subprocess.DEVNULL)
+            self.run_consumer(os.path.join(work, "pkgconfig", "consumer"), os.path.join(work, "pkgconfig.npy"))
+            cmake = os.path.join(work, "cmake")
+            subprocess.run(["cmake", "-S", cmake, "-B", os.path.join(cmake, "build"), f"-DCMAKE_PREFIX_PATH={prefix}"],
+                           check=True, env=self.env, stdout=subprocess.DEVNULL)
+            subprocess.run(["cmake", "--build", os.path.join(cmake, "build")], check=True, env=self.env,
+                           stdout=subprocess.DEVNULL)
+            self.run_consumer(os.path.join(cmake, "build", "consumer"), os.path.join(work, "cmake.npy"))
 
     def test_unselected_kernels_are_not_exported(self):
         symbols = subprocess.run(["nm", "-D", "--defined-only", "-C", library(BUILD, "portable")],

@@ -1,20 +1,14 @@
 // The vectorised activation loops (see activation_simd.h), compiled once per
 // Highway target and dispatched at run time.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "activation_simd.cpp"
-#include <hwy/foreach_target.h>  // IWYU pragma: keep
-#include <hwy/highway.h>
+#include "common/hwy_per_target.h"
 
-#include <cstddef>
 #include <type_traits>
 
 #include "activation_simd.h"
 #include "vector_math-inl.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::portable::simd {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::portable::simd)
 
 // out[i] = f(d, in[i..]) in whole vectors of `d`, then single lanes, so the
 // tail performs the very same operations without touching memory past n.
@@ -132,9 +126,7 @@ void ApplyTyped(const T* in, T* out, std::size_t n, const UnaryParams& params) {
 ET_OPS_PORTABLE_UNARY_OPS(ET_OPS_PORTABLE_UNARY_LOOPS)
 #undef ET_OPS_PORTABLE_UNARY_LOOPS
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::portable::simd
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::portable::simd)
 
 #if HWY_ONCE
 namespace et_ops::kernels::portable::simd {

@@ -7,29 +7,20 @@
 // neighbouring output pixels and sums their kH * kW taps in order from
 // +0.0 in float64 (exact products, as gemm.h), then the bias, and rounds
 // once to float32.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "depthwise.cpp"
-#include <hwy/foreach_target.h>  // must precede highway.h
-#include <hwy/highway.h>
+#include "common/hwy_per_target.h"
 
 #include <algorithm>
-#include <cstdint>
 
 #include "checks.h"
 #include "depthwise.h"
 #include "vector_math-inl.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::portable::detail {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::portable::detail)
 // Internal linkage: the kernel files share this per-target namespace.
 namespace {
 
-using DD = hn::ScalableTag<double>;
-using VD = hn::Vec<DD>;
-using DH = hn::Rebind<float, DD>;  // the floats of one vector of doubles
-using simd::HWY_NAMESPACE::DemoteToFloat;
+using namespace simd::HWY_NAMESPACE;  // DD, VD, DH and DemoteToFloat
 
 // The padded input band (float64) and the band's outputs (float32) live on
 // the stack (64 KiB and 32 KiB): a 112 x 112 plane takes two bands, a
@@ -249,9 +240,7 @@ bool DepthwiseConvolution(const Depthwise& c) {
   return true;
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::portable::detail
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::portable::detail)
 
 #if HWY_ONCE
 namespace et_ops::kernels::portable::detail {

@@ -12,29 +12,20 @@
 // float64 scratch (one block of rows at a time, the panel loop outside the
 // depth loop), so nothing is rounded to float32 before the last block adds
 // the bias and rounds once.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "gemm.cpp"
-#include <hwy/foreach_target.h>  // must precede highway.h
-#include <hwy/highway.h>
+#include "common/hwy_per_target.h"
 
 #include <algorithm>
-#include <cstdint>
 
 #include "checks.h"
 #include "gemm.h"
 #include "vector_math-inl.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::portable::detail {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::portable::detail)
 // Internal linkage: the kernel files share this per-target namespace.
 namespace {
 
-using DD = hn::ScalableTag<double>;
-using VD = hn::Vec<DD>;
-using DH = hn::Rebind<float, DD>;  // the floats of one vector of doubles
-using simd::HWY_NAMESPACE::DemoteToFloat;
+using namespace simd::HWY_NAMESPACE;  // DD, VD, DH and DemoteToFloat
 
 // Sums a tile keeps in registers: 12 of AVX2's 16 vector registers, 24 of
 // AVX-512's 32 (the rest hold the panel's vectors and a broadcast).
@@ -598,9 +589,7 @@ void MultiplyMatrices(const Gemm& g) {
   }
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::portable::detail
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::portable::detail)
 
 #if HWY_ONCE
 namespace et_ops::kernels::portable::detail {

@@ -143,6 +143,12 @@ HWY_INLINE hn::VFromD<DF> DemoteToFloat(DF d, VD wide) {
 #endif
 }
 
+// The float64 sums of float32 products (gemm, depthwise): a vector of
+// doubles, and the floats one such vector rounds to.
+using DD = hn::ScalableTag<double>;
+using VD = hn::Vec<DD>;
+using DH = hn::Rebind<float, DD>;
+
 }  // namespace HWY_NAMESPACE
 }  // namespace et_ops::kernels::portable::simd
 HWY_AFTER_NAMESPACE();

@@ -1,20 +1,12 @@
 // Vectorised quantized add (see vector_kernels.h), compiled once per
 // Highway target and dispatched at run time.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "add_simd.cpp"
-#include <hwy/foreach_target.h>  // IWYU pragma: keep
-#include <hwy/highway.h>
-
-#include <cstddef>
-#include <cstdint>
+#include "common/hwy_per_target.h"
 
 #include "vector_kernels.h"
 #include "vector_ops-inl.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::quantized::simd {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::quantized::simd)
 
 // §8.2 per lane: two f32 dequantizes, one f32 add, one per-tensor quantize.
 // Every element is loaded before its output is stored and no store reaches
@@ -54,9 +46,7 @@ bool Add(DType dtype, const void* a, const void* b, std::size_t n, const Quantiz
   }
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::quantized::simd
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::quantized::simd)
 
 #if HWY_ONCE
 namespace et_ops::kernels::quantized::simd {

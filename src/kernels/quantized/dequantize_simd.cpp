@@ -1,20 +1,12 @@
 // Vectorised dequantize loops (see vector_kernels.h), compiled once per
 // Highway target and dispatched at run time.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "dequantize_simd.cpp"
-#include <hwy/foreach_target.h>  // IWYU pragma: keep
-#include <hwy/highway.h>
-
-#include <cstddef>
-#include <cstdint>
+#include "common/hwy_per_target.h"
 
 #include "vector_kernels.h"
 #include "vector_ops-inl.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::quantized::simd {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::quantized::simd)
 
 // §4.3, f32: fl32(q) is exact for narrow q and rounds to nearest even for i32,
 // like the scalar conversion; then one subtraction and one multiplication.
@@ -78,9 +70,7 @@ bool DequantizeBinary64(DType in_dtype, const void* in, std::size_t n, double ze
   }
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::quantized::simd
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::quantized::simd)
 
 #if HWY_ONCE
 namespace et_ops::kernels::quantized::simd {

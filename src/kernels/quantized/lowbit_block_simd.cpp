@@ -11,14 +11,10 @@
 // All exact, so every target gives the same int32 sums. The float steps are
 // lane-wise Mul and Add (no fused multiply-add), in the same order as the
 // scalar loop: the same bytes everywhere.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lowbit_block_simd.cpp"
 #define HWY_WANT_AVX3_DL  // the AVX-512 VNNI target (vpdpbusd)
-#include <hwy/foreach_target.h>  // IWYU pragma: keep
-#include <hwy/highway.h>
+#include "common/hwy_per_target.h"
 
-#include <cstddef>
-#include <cstdint>
 #include <cstring>
 
 #include "lowbit_layout.h"

@@ -8,14 +8,11 @@
 // exactly the reference sequence of roundings, k ascending, no FMA; the f16
 // kernels need F16C for exact binary16 rounding and decline elsewhere.
 // Every other dtype combination runs the plain reference loop.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "mixed.cpp"
-#include <hwy/foreach_target.h>  // must precede highway.h
-#include <hwy/highway.h>
+#include "common/hwy_per_target.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <optional>
 #include <type_traits>
 
@@ -77,10 +74,7 @@ struct LinearF16 {
 #endif  // ET_OPS_QUANTIZED_MIXED_SHARED
 
 // ---- per-target f32 kernels ----
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::quantized::mixed {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::quantized::mixed)
 
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
@@ -523,9 +517,7 @@ bool MixedLinearF16(const LinearF16& a) {
   return true;
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::quantized::mixed
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::quantized::mixed)
 
 #if HWY_ONCE
 namespace et_ops::kernels::quantized {

@@ -1,20 +1,12 @@
 // Vectorised unpacking of int4 values stored two per byte (see
 // vector_kernels.h), compiled once per Highway target and dispatched at run
 // time. Integer work only: every target gives the same bytes.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "nibbles_simd.cpp"
-#include <hwy/foreach_target.h>  // IWYU pragma: keep
-#include <hwy/highway.h>
-
-#include <cstddef>
-#include <cstdint>
+#include "common/hwy_per_target.h"
 
 #include "vector_kernels.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::quantized::simd {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::quantized::simd)
 
 // Byte m holds element 2m in its high nibble and 2m+1 in its low one, each
 // stored with a +8 offset; the subtraction wraps in u8 lanes to the int8
@@ -38,9 +30,7 @@ void UnpackNibbles(const uint8_t* packed, std::size_t bytes, int8_t* out) {
   }
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::quantized::simd
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::quantized::simd)
 
 #if HWY_ONCE
 namespace et_ops::kernels::quantized::simd {

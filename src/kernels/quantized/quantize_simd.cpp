@@ -1,22 +1,15 @@
 // Vectorised quantize loops (see vector_kernels.h), compiled once per
 // Highway target and dispatched at run time.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "quantize_simd.cpp"
-#include <hwy/foreach_target.h>  // IWYU pragma: keep
-#include <hwy/highway.h>
+#include "common/hwy_per_target.h"
 
 #include <cmath>
-#include <cstddef>
-#include <cstdint>
 #include <type_traits>
 
 #include "vector_kernels.h"
 #include "vector_ops-inl.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::quantized::simd {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::quantized::simd)
 
 inline FloatBounds float_bounds(int64_t quant_min, int64_t quant_max) {
   float lo = static_cast<float>(quant_min);
@@ -122,9 +115,7 @@ bool QuantizeBinary64(DType in_dtype, const void* in, std::size_t n, const Binar
   return false;
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::quantized::simd
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::quantized::simd)
 
 #if HWY_ONCE
 namespace et_ops::kernels::quantized::simd {

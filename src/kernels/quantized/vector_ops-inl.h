@@ -186,7 +186,8 @@ HWY_INLINE std::size_t StreamEach(D d, std::size_t n, Out* out, const Compute& c
 // compute(d, i) loads its inputs (in_bytes_per_element in all) and returns
 // the Out lanes for elements [i, i + Lanes(d)).
 template <class D, typename Out, class Compute>
-HWY_INLINE void WriteEach(D d, std::size_t n, std::size_t in_bytes_per_element, Out* out, const Compute& compute) {
+HWY_INLINE void WriteEach(D d, std::size_t n, [[maybe_unused]] std::size_t in_bytes_per_element, Out* out,
+                          const Compute& compute) {
   const hn::Rebind<Out, D> d_out;
   const hn::CappedTag<hn::TFromD<D>, 1> d1;
   const hn::Rebind<Out, decltype(d1)> d1_out;

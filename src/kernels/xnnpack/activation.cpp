@@ -41,8 +41,12 @@ std::unique_ptr<LookupState> lookup_prepare(KernelContext& ctx, const char* op, 
   return state;
 }
 
+// The table applied element by element: the run's tensors are checked as at
+// preparation (int8, one shape, one dense layout), as the loop reads and
+// writes numel bytes of each.
 bool lookup_run(KernelContext& ctx, const char* op, const LookupState& s, TensorRef self, TensorRef out) {
-  if (self.numel() != s.numel || out.numel() != s.numel || self.data() == nullptr || out.data() == nullptr)
+  if (!detail::check_elementwise(ctx, op, {"self", "out"}, {self, out})) return false;
+  if (self.numel() != s.numel || self.data() == nullptr || out.data() == nullptr)
     return detail::fail(ctx, op, "the run's self {} or out {} is not the tensor the kernel was prepared for",
                         detail::shape_string(self), detail::shape_string(out));
   std::transform(self.data_as<const int8_t>(), self.data_as<const int8_t>() + s.numel, out.data_as<int8_t>(),

@@ -1,17 +1,12 @@
 // requantize.h, compiled once per Highway target and dispatched at run time.
-#undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "requantize_simd.cpp"
-#include <hwy/foreach_target.h>  // IWYU pragma: keep
-#include <hwy/highway.h>
+#include "common/hwy_per_target.h"
 
 #include <cmath>
 
 #include "requantize.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace et_ops::kernels::xnnpack::detail {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::xnnpack::detail)
 
 // One element, as every lane computes it (the vector loop's tail).
 int8_t RequantizeOne(int32_t acc, std::size_t c, const Requantization& r, float lo, float hi) {
@@ -43,9 +38,7 @@ void Requantize(const int32_t* acc, std::size_t pixels, std::size_t channels, co
   }
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace et_ops::kernels::xnnpack::detail
-HWY_AFTER_NAMESPACE();
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::xnnpack::detail)
 
 #if HWY_ONCE
 namespace et_ops::kernels::xnnpack::detail {
