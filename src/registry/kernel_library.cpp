@@ -76,6 +76,20 @@ std::string structure_fault(const et_ops_tensor& t) {
   return {};
 }
 
+// What is wrong with a tensor list's elements, or "": a null element (unless
+// the list is optional) or one whose description is inconsistent.
+std::string list_fault(const et_ops_tensor_list& list, bool optional) {
+  for (int64_t e = 0; e < list.size; ++e) {
+    if (list.data[e] == nullptr) {
+      if (optional) continue;
+      return "holds a null tensor at " + std::to_string(e);
+    }
+    if (const std::string fault = structure_fault(*list.data[e]); !fault.empty())
+      return "holds a tensor at " + std::to_string(e) + " that " + fault;
+  }
+  return {};
+}
+
 }  // namespace
 
 ArgumentReader::ArgumentReader(et_ops_kernel_context* ctx, const char* schema, et_ops_value* const* args,
@@ -144,13 +158,9 @@ TensorList ArgumentReader::tensor_list(std::size_t i) {
     fail(i, "is a malformed tensor list");
     return TensorList();
   }
-  for (int64_t e = 0; e < list.size; ++e) {
-    const std::string fault = list.data[e] == nullptr ? "holds a null tensor at " + std::to_string(e)
-                                                      : structure_fault(*list.data[e]);
-    if (!fault.empty()) {
-      fail(i, list.data[e] == nullptr ? fault : "holds a tensor at " + std::to_string(e) + " that " + fault);
-      return TensorList();
-    }
+  if (const std::string fault = list_fault(list, false); !fault.empty()) {
+    fail(i, fault);
+    return TensorList();
   }
   return TensorList(list);
 }
@@ -163,13 +173,10 @@ OptionalTensorList ArgumentReader::optional_tensor_list(std::size_t i) {
     fail(i, "is a malformed optional tensor list");
     return OptionalTensorList();
   }
-  for (int64_t e = 0; e < list.size; ++e)
-    if (list.data[e] != nullptr) {
-      if (const std::string fault = structure_fault(*list.data[e]); !fault.empty()) {
-        fail(i, "holds a tensor at " + std::to_string(e) + " that " + fault);
-        return OptionalTensorList();
-      }
-    }
+  if (const std::string fault = list_fault(list, true); !fault.empty()) {
+    fail(i, fault);
+    return OptionalTensorList();
+  }
   return OptionalTensorList(list);
 }
 
