@@ -32,10 +32,22 @@ def member_pointer(namespace, class_name, line):
     return f"static_cast<{result.strip()} {pointer}({parameters}){' const' if const else ''}>(&{class_name}::{name})"
 
 
+def logical_lines(text):
+    """The header's lines, a declaration whose parameters continue on later lines joined into one."""
+    pending = ""
+    for line in text.splitlines():
+        pending = f"{pending} {line.strip()}" if pending else line
+        if pending.count("(") <= pending.count(")") or pending.lstrip().startswith(("//", "#")):
+            yield pending
+            pending = ""
+    if pending:
+        yield pending
+
+
 def exported_names(header):
     """(qualified name, namespace, cast picking this declaration or None) of each exported function."""
     names, namespaces, current_class = [], [], None
-    for line in header.read_text().splitlines():
+    for line in logical_lines(header.read_text()):
         if m := NAMESPACE.match(line):
             namespaces.append(m.group(1))
         elif NAMESPACE_END.match(line) and namespaces:
@@ -65,10 +77,11 @@ def main():
     lines = [f"#include <{h.relative_to(include_dir)}>" for h in headers]
     # An overloaded name's address needs its signature: each overload is
     # picked by a cast, written inside its namespace so the types resolve.
-    overloads = sorted({(ns, cast, name) for name, ns, cast in declarations if counts[name] > 1})
-    for index, (namespace, cast, name) in enumerate(overloads):
+    overloads = {(ns, cast, name) for name, ns, cast in declarations if counts[name] > 1}
+    for namespace, cast, name in overloads:
         if cast is None:
-            sys.exit(f"{name} is overloaded and one declaration is not on one line: cannot pick it")
+            sys.exit(f"{name} is overloaded and one of its declarations cannot be parsed: cannot pick it")
+    for index, (namespace, cast, name) in enumerate(sorted(overloads)):
         lines.append(f"namespace {namespace} {{ void et_ops_api_overload_{index}() {{ (void){cast}; }} }}")
     lines.append("int main() {")
     lines += [f"  (void)&{n};" for n in sorted({n for n, _, _ in declarations if counts[n] == 1})]
