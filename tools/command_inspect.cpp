@@ -146,9 +146,9 @@ void print_text(const std::string& path, const Program::Inspection& p) {
     for (uint32_t a : p.instructions[i].args) args.push_back(value_text(p, a));
     fmt::print("  {}  {}({})\n", i, p.instructions[i].op, fmt::join(args, ", "));
   }
-  fmt::print("planned memory: {} bytes per run state (inputs, intermediates and outputs; constants stay in the "
-             "file)\n",
-             p.planned_memory_bytes);
+  fmt::print("planned memory: {} bytes per run state (inputs, intermediates, state and outputs; constants stay in "
+             "the file), of which at most {} are live at once\n",
+             p.planned_memory_bytes, p.peak_live_bytes);
   if (p.metadata_json != "{}") fmt::print("metadata: {}\n", p.metadata_json);
 }
 
@@ -221,6 +221,7 @@ nlohmann::json to_json(const std::string& path, const Program::Inspection& p) {
           {"instructions", instructions},
           {"value_count", p.values.size()},
           {"planned_memory_bytes", p.planned_memory_bytes},
+          {"peak_live_bytes", p.peak_live_bytes},
           {"metadata", nlohmann::json::parse(p.metadata_json, nullptr, false)}};
 }
 

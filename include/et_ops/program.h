@@ -146,6 +146,9 @@ class ET_OPS_API Program {
     std::vector<uint32_t> outputs;  // value indices
     std::vector<Instruction> instructions;
     std::size_t planned_memory_bytes = 0;  // activation memory of one run state
+    // The most of those bytes live at once (state included) while the
+    // instructions run in order: no plan of this program needs fewer.
+    std::size_t peak_live_bytes = 0;
     std::string metadata_json = "{}";
   };
   // File or Format when the file is not a valid program.

@@ -154,13 +154,18 @@ MemoryPlan plan_memory(const ProgramModel& model, uint64_t max_bytes) {
   plan.offsets.assign(model.values.size(), 0);
   OffsetAllocator arena;
   std::size_t next = 0;
+  uint64_t live = 0;
   for (std::size_t i = 0; i < model.instructions.size() || next < tensors.size(); ++i) {
     for (; next < tensors.size() && tensors[next].first <= i; ++next) {
       plan.offsets[tensors[next].value] = arena.allocate(tensors[next].bytes);
+      live += tensors[next].bytes;
       if (tensors[next].last != kNever) ending.emplace(tensors[next].last, &tensors[next]);
     }
-    for (auto [begin, end] = ending.equal_range(i); begin != end; ++begin)
+    plan.peak_live_bytes = std::max(plan.peak_live_bytes, live);
+    for (auto [begin, end] = ending.equal_range(i); begin != end; ++begin) {
       arena.release(plan.offsets[begin->second->value], begin->second->bytes);
+      live -= begin->second->bytes;
+    }
   }
   plan.total_bytes = arena.end();
   if (plan.total_bytes > max_bytes)

@@ -17,6 +17,10 @@ struct MemoryPlan {
   // Per value: the arena offset of a non-constant tensor, else 0.
   std::vector<uint64_t> offsets;
   uint64_t total_bytes = 0;
+  // The most bytes live at once while the instructions run in order: no
+  // plan of this program needs fewer (total_bytes minus this is what
+  // fragmentation costs).
+  uint64_t peak_live_bytes = 0;
 };
 
 // Throws FormatError when the plan exceeds `max_bytes`.

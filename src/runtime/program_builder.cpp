@@ -151,6 +151,7 @@ std::unique_ptr<Program::Impl> build_program(const std::string& path, const Load
     const MemoryPlan plan = plan_memory(program->model, limits.max_memory_bytes);
     detail::maybe_fail_load_allocation();
     program->planned_bytes = plan.total_bytes;
+    program->peak_live_bytes = plan.peak_live_bytes;
     build_values(*program, layout.data, plan);
     build_symbolic_parts(*program);
     build_instructions(*program);

@@ -81,6 +81,7 @@ struct __attribute__((visibility("hidden"))) Program::Impl {
   std::vector<TensorSpec> output_specs;
   std::vector<ValueAsTensor> non_tensor_outputs;  // one per output; used where the output is not a tensor
   uint64_t planned_bytes = 0;
+  uint64_t peak_live_bytes = 0;  // MemoryPlan::peak_live_bytes
   std::vector<StateTensor> state_tensors;
   std::vector<DynamicTensor> dynamic_tensors;
   std::vector<uint32_t> dynamic_values;  // int and int_list values with symbolic entries

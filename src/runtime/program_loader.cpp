@@ -111,6 +111,7 @@ Result<Program::Inspection> Program::inspect(const std::string& path, const Load
     describe_model(impl->model, inspection);
     inspection.operators = impl->operators;
     inspection.planned_memory_bytes = impl->planned_bytes;
+    inspection.peak_live_bytes = impl->peak_live_bytes;
     return inspection;
   } catch (const runtime::FileError& e) {
     return Status(StatusCode::File, e.what());

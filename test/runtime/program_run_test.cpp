@@ -176,6 +176,10 @@ TEST_CASE("intermediates whose lifetimes do not overlap share memory") {
   // (an instruction's input and output never share), the last of which
   // holds the output. One buffer per intermediate would be 101.
   CHECK(program->planned_memory_bytes() == 3 * n * sizeof(float));
+  // Three buffers are live at once at every step: the plan is the minimum.
+  const et_ops::Result<et_ops::Program::Inspection> inspection = et_ops::Program::inspect(program->path());
+  REQUIRE(inspection.ok());
+  CHECK(inspection.value().peak_live_bytes == 3 * n * sizeof(float));
   auto state = program->make_state();
   const std::vector<float> y = run_chain(*program, *state, 1.0f);
   // Recompute the chain directly.
@@ -233,6 +237,14 @@ TEST_CASE("random programs compute the same with planned memory as with a buffer
     std::size_t one_buffer_each = 0;
     for (const auto& tensor : tensors) one_buffer_each += (static_cast<std::size_t>(tensor.second) * 4 + 63) / 64 * 64;
     CHECK(program->planned_memory_bytes() < one_buffer_each / 2);  // memory was reused
+  // No plan needs less than the most bytes live at once, and best-fit
+  // placement loses little to fragmentation here.
+  const et_ops::Result<et_ops::Program::Inspection> inspection = et_ops::Program::inspect(program->path());
+  REQUIRE(inspection.ok());
+  const std::size_t live = inspection.value().peak_live_bytes;
+  CHECK(live > 0);
+  CHECK(live <= program->planned_memory_bytes());
+  CHECK(program->planned_memory_bytes() <= live + live / 2);
     auto state = program->make_state();
     for (std::size_t i = 0; i < 5; ++i)
       REQUIRE(state->set_input(i, reference[i].data(), reference[i].size() * sizeof(float)));

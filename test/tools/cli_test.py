@@ -129,6 +129,7 @@ def test_inspect(cli):
         "  1  vendor::cat.out(%6 tensor_list [%0, %4], %11 int 0, %10 float32 [2, 2, 3, 3] (output 0))\n",
         # 72, 72 and 144 bytes, each at a multiple of 64; the input and the output live for the whole run.
         "planned memory: 448 bytes per run state",
+        "of which at most 448 are live at once\n",
         'metadata: {"purpose":"inspect"}\n',
     ]
     check(result.returncode == 0 and all(line in out for line in expected_lines) and "('')" not in out,
@@ -137,6 +138,7 @@ def test_inspect(cli):
     try:
         p = json.loads(result.stdout)
         check(result.returncode == 0 and p["name"] == "" and p["planned_memory_bytes"] == 448
+              and p["peak_live_bytes"] == 448
               and p["inputs"] == [{"value_index": 0, "type": "tensor", "dtype": "float32", "shape": [1, 2, 3, 3],
                                    "dim_order": [0, 2, 3, 1], "constant": False}]
               and [o["shape"] for o in p["outputs"]] == [[2, 2, 3, 3]]
