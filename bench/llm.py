@@ -209,8 +209,12 @@ def resident_bytes(path):
     return json.loads(result.stdout)
 
 
-def et_ops_generate(program, prompt, new, threads):
+def et_ops_generate(program, prompt, new, threads, tokens):
+    """Times one generation; `tokens` keeps the new tokens of each thread count, which must be the same."""
     generation = et_ops.generate(program, prompt, new, threads=threads)
+    tokens.setdefault(tuple(generation), set()).add(threads)
+    if len(tokens) > 1:
+        raise SystemExit(f"{program.name}: the new tokens differ between thread counts: {tokens}")
     return generation.prefill_seconds, generation.decode_seconds, generation.decode_tokens
 
 
@@ -258,9 +262,10 @@ def measure_model(shape, args, directory, et_ops_tool):
     for scheme in args.schemes:
         path = export_program(model, shape, scheme, max_seq_len, directory)
         memories[scheme] = program_memory(et_ops_tool, path)
-        program = et_ops.load(path)
+        program, tokens = et_ops.load(path), {}
         for threads in args.threads:
-            prefill, decode, steps = best(args.runs, lambda: et_ops_generate(program, prompt, args.new, threads))
+            prefill, decode, steps = best(args.runs,
+                                          lambda: et_ops_generate(program, prompt, args.new, threads, tokens))
             rows.append(dict(system=f"et_ops {scheme}", scheme=scheme, threads=threads, prefill=args.prompt / prefill,
                              decode=steps / decode, ttft=prefill))
             print(f"  {rows[-1]['system']}, {threads} thread(s): prefill {rows[-1]['prefill']:.1f} tok/s "
