@@ -257,7 +257,6 @@ def measure_model(shape, args, directory, et_ops_tool):
                              prefill=args.prompt / prefill, decode=steps / decode))
             print(f"  {rows[-1]['system']}, {threads} thread(s): prefill {rows[-1]['prefill']:.1f} tok/s, "
                   f"decode {rows[-1]['decode']:.1f} tok/s", flush=True)
-        del quantized
     memories = {}
     for scheme in args.schemes:
         path = export_program(model, shape, scheme, max_seq_len, directory)
@@ -270,7 +269,6 @@ def measure_model(shape, args, directory, et_ops_tool):
                              decode=steps / decode, ttft=prefill))
             print(f"  {rows[-1]['system']}, {threads} thread(s): prefill {rows[-1]['prefill']:.1f} tok/s "
                   f"(first token after {prefill:.3f} s), decode {rows[-1]['decode']:.1f} tok/s", flush=True)
-        del program
     result = dict(shape=shape, parameters=parameters(model), linear_parameters=linear_parameters(model),
                   rows=rows, memory=memories)
     if shape != "tinyllama" and args.memory_seq_len:
@@ -314,7 +312,8 @@ def report(results, bandwidth, peak, isa):
             print(f"{row['system']:44} {row['threads']:>7} {row['prefill']:13.1f} {shares[0]:>6} "
                   f"{row['decode']:12.1f} {shares[1]:>6}")
         for scheme, memory in result["memory"].items():
-            print(f"et_ops {scheme}: file {mb(memory['file_bytes'])}, a token reads {mb(memory['decode_weight_bytes'])} "
+            print(f"et_ops {scheme}: file {mb(memory['file_bytes'])}, "
+                  f"a token reads {mb(memory['decode_weight_bytes'])} "
                   f"of weights (decode limit {bandwidth / memory['decode_weight_bytes']:.0f} tok/s); load adds "
                   f"{mb(memory['load_anonymous_bytes'])} anonymous (the prepared layouts), "
                   f"{mb(memory['load_file_bytes'])} of the mapped file resident; a run state "
