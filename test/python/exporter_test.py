@@ -232,6 +232,39 @@ class ApiTest(unittest.TestCase):
         session.reset()
         np.testing.assert_array_equal(session.run([x.numpy()])[0], Accumulator()(x).numpy())
 
+    def test_views_and_clones_of_a_buffer_hold_its_values_where_forward_took_them(self):
+        # Views are emitted where they are read, as one copy per chain of views, and a chain back to its
+        # start's shape is no copy: a view of the buffer shows its values where it is read, as in PyTorch,
+        # while a clone taken before a write keeps the old values.
+        class Shift(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("history", torch.arange(6.0).reshape(2, 3))
+
+            def forward(self, x):
+                before = self.history.view(3, 2).view(2, 3)
+                kept = self.history.clone()
+                flat = self.history.view(6)
+                early = flat.sum()
+                self.history.copy_(self.history * 0.5 + x.sum(0))
+                now = self.history.view(3, 2).view(2, 3)
+                late = flat.sum()
+                return before * 2.0 + kept + flat.view(2, 3) * 0.25 + now + x + early - late * 0.125
+
+        x = example_input((2, 2, 3))
+        program = ex.export(Shift(), (x,), name="shift")
+        path = os.path.join(self.dir, "shift.etp")
+        program.save(path)
+        operators = [i["op"] for i in etp.read_program(path).instructions]
+        # `kept` is copied, and `flat` where each sum reads it (before and after the write); the other views
+        # come back to the buffer's shape
+        self.assertEqual(operators.count("aten::view_copy.out"), 3, operators)
+        session = et_ops.load(path).session()
+        reference = Shift()
+        for _ in range(3):
+            (output,) = session.run([x.numpy()])
+            np.testing.assert_array_equal(output, reference(x).numpy())
+
     def test_every_operator_of_the_table_is_provided_by_a_kernel_set(self):
         registered = {r["op"] for r in et_ops.registered_operators()}
         for name, operators in supported_operations():

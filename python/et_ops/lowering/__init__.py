@@ -28,7 +28,7 @@ import torch.fx
 
 from ..errors import Error
 
-from . import state, tracing
+from . import shapes, state, tracing
 from .context import Lowering, Unsupported
 from .table import NEVER_FOLDED, display_name, emitter_for, is_in_place, markdown_table, register_lowering, \
     supported_operations
@@ -113,6 +113,34 @@ def _written_buffer(node):
     return base if base.op == "get_attr" else None
 
 
+# Emitters whose result may be their input itself or a deferred view of it:
+# a reader of their result reads the input.
+_MAY_ALIAS = (shapes.view_as_example, shapes.same_value, shapes.permute, shapes.transpose, shapes.t, shapes.expand)
+
+
+class _StateOrder:
+    """Where the graph writes program state, and how long a node's value is read."""
+
+    def __init__(self, graph_module, position):
+        self.position = position
+        self.writes = sorted(position[n] for n in graph_module.graph.nodes
+                             if n.op == "call_function" and _written_buffer(n) is not None)
+
+    def last_read(self, node):
+        """The position of the last node that reads `node`'s value, directly or through an operator that may
+        return it (a view, clone, permute)."""
+        last = self.position[node]
+        for user in node.users:
+            last = max(last, self.last_read(user) if emitter_for(user) in _MAY_ALIAS else self.position[user])
+        return last
+
+    def read_before_next_write(self, node):
+        """Whether every read of `node`'s value happens before the graph next writes any program state."""
+        start = self.position[node]
+        next_write = next((w for w in self.writes if w > start), None)
+        return next_write is None or self.last_read(node) < next_write
+
+
 class _Walk:
     """One pass over the graph: node -> lowered value, and what could not be lowered."""
 
@@ -122,6 +150,7 @@ class _Walk:
         self.values = self.g.values
         self.problems = []
         self.position = {node: i for i, node in enumerate(graph_module.graph.nodes)}
+        self.g.state_order = _StateOrder(graph_module, self.position)
         # get_attr target -> the written buffer's get_attr node, and its state once made
         self.written = {}
         for node in graph_module.graph.nodes:
@@ -173,6 +202,7 @@ class _Walk:
         if any(isinstance(v, Unavailable) for v in _flatten((args, kwargs))):
             return UNAVAILABLE
         try:
+            self.g.forget_views_of(self.states[buffer.target])
             return state.write(self.g, node, name, self.states[buffer.target], *args, **kwargs)
         except Unsupported as e:
             return self.problem(node, str(e))

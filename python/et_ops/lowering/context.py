@@ -37,7 +37,9 @@ class Lowering:
         self.graph_module = graph_module
         self._node_values = node_values  # node -> its value on the example inputs
         self._constants = {}  # id(constant's torch tensor) -> (program value index, the tensor)
-        self._deferred = {}  # id(Deferred) -> its program value index, once emitted
+        self._deferred = {}  # id(Deferred) -> (its program value index, the value it emitted), once emitted
+        self._state_views = {}  # state value index -> its views (Deferred)
+        self.state_order = None  # where the graph writes state (set by the walk): read_before_next_write(node)
         self.values = {}  # fx node -> lowered value (filled by the walk)
         self.activation_qparams = {}  # quantize node name -> qparams (the quantization report)
         self.weight_qparams = {}  # module path -> qparams
@@ -78,8 +80,9 @@ class Lowering:
             return value.index
         if isinstance(value, Deferred):
             if id(value) not in self._deferred:
-                self._deferred[id(value)] = self.tensor(value.emit(self))
-            return self._deferred[id(value)]
+                emitted = value.emit(self)
+                self._deferred[id(value)] = (self.tensor(emitted), emitted)
+            return self._deferred[id(value)][0]
         if isinstance(value, Constant):
             if value.is_quantized:
                 raise Unsupported("a quantized constant can only be dequantized")
@@ -91,6 +94,22 @@ class Lowering:
                 self._constants[id(value.tensor)] = (self.builder.constant(data, dtype), value.tensor)
             return self._constants[id(value.tensor)][0]
         raise Unsupported(f"expected a tensor argument, got {type(value).__name__}")
+
+    def is_state(self, value):
+        """Whether `value` is a state tensor of the program (written from run to run)."""
+        return isinstance(value, TensorValue) and bool(self.builder.value(value.index).get("state"))
+
+    def deferred_view(self, view):
+        """`view` (a Deferred view); one of state is remembered for forget_views_of."""
+        if self.is_state(view.source):
+            self._state_views.setdefault(view.source.index, []).append(view)
+        return view
+
+    def forget_views_of(self, state):
+        """Before an instruction writes `state`: its views already emitted are emitted again where they are
+        read next, so that they show the new values, as a view of a module's buffer does."""
+        for view in self._state_views.get(state.index, []):
+            self._deferred.pop(id(view), None)
 
     def quantized_constant(self, quantized):
         """The integers of a quantized torch tensor as a program constant, and its qparams."""

@@ -2,14 +2,22 @@
 
 Shapes are static: every view (view, _reshape_alias, _unsafe_view,
 squeeze, unsqueeze, flatten) becomes ``aten::view_copy.out`` to the shape
-PyTorch computed on the example inputs. Operations that return their input
-unchanged (clone, detach, alias, lift_fresh_copy) emit nothing: their node
-is their input. A transposition is deferred (values.Deferred): a linear
-layer reads the untransposed weight, anything else gets a permute_copy.
+PyTorch computed on the example inputs, emitted where an operator first
+reads it (values.Deferred, kind "view") and from the tensor a chain of
+views started at: a chain of views is one copy, and a chain that returns
+to its start's shape is none. A view of program state shows the state's
+values where it is read, as a view of a module's buffer does. Operations
+that return their input unchanged (clone, detach, alias, lift_fresh_copy)
+emit nothing: their node is their input, except a clone of program state
+read after the state is written, which is a copy. A transposition is
+deferred too: a linear layer reads the untransposed weight, anything else
+gets a permute_copy.
 """
 
+import torch
+
 from .._operators import portable
-from .values import Constant, Deferred, dtype_of, shape_of
+from .values import Constant, Deferred, TensorValue, dtype_of, shape_of
 
 VIEW_COPY = portable.view_copy_out
 PERMUTE_COPY = portable.permute_copy_out
@@ -30,15 +38,34 @@ def _normalized(dim, rank):
 
 def view_as_example(g, node, input, *_, **__):
     """Every reshaping operator: view, _reshape_alias, _unsafe_view, squeeze, unsqueeze, flatten."""
-    out = g.output(node)
-    if tuple(out.shape) == shape_of(input):
+    shape = tuple(int(s) for s in g.example_value(node).shape)
+    if shape == shape_of(input):
         return input
-    g.emit(VIEW_COPY, [g.tensor(input), g.int_list(out.shape), out.index])
-    return out
+    if isinstance(input, TensorValue) and input.qparams is not None:  # a quantized tensor keeps its own copy
+        out = g.output(node)
+        g.emit(VIEW_COPY, [g.tensor(input), g.int_list(shape), out.index])
+        return out
+    # A view of a view views the first one's source, as in PyTorch; one of program state shows the state's
+    # values where it is read (forget_views_of).
+    start = input.source if isinstance(input, Deferred) and input.kind == "view" else input
+    if shape == shape_of(start):
+        return start
+
+    def emit(g_):
+        out = g_.intermediate(dtype_of(start), shape)
+        g_.emit(VIEW_COPY, [g_.tensor(start), g_.int_list(shape), out.index])
+        return out
+    return g.deferred_view(Deferred(emit, dtype_of(start), shape, "view", start))
 
 
 def same_value(g, node, input, *_, **__):
-    """clone, detach, alias, lift_fresh_copy: the input itself (nothing writes it later)."""
+    """clone, detach, alias, lift_fresh_copy: the input itself; a clone of program state that is written
+    before the clone's last read is a copy made here."""
+    if node.target == torch.ops.aten.clone.default and g.is_state(input) and \
+            not g.state_order.read_before_next_write(node):
+        out = g.output(node)
+        g.emit(VIEW_COPY, [g.tensor(input), g.int_list(out.shape), out.index])
+        return out
     return input
 
 

@@ -118,7 +118,7 @@ ROWS = (
     Row((aten.index_put.default,), S.index_put, (S.INDEX_PUT,)),
     Row((aten.index_copy.default,), S.index_copy, (S.INDEX_COPY,)),
     Row((aten.clone.default, aten.detach.default, aten.alias.default, aten.lift_fresh_copy.default),
-        S.same_value, ()),
+        S.same_value, (S.VIEW_COPY,)),
 )
 
 _EMITTERS = {target: row.emitter for row in ROWS for target in row.targets}

@@ -10,8 +10,9 @@
   constant of the program: shape arithmetic, sizes, flags.
 - `Deferred`: a tensor whose instructions are emitted where an operator
   first takes it as a tensor argument (a weight's dequantization, a
-  transposed weight): the operator that reads it may take its source
-  instead (a linear layer takes the untransposed weight).
+  transposed weight, a view): the operator that reads it may take its
+  source instead (a linear layer takes the untransposed weight, a view of
+  a view is one copy from the first view's source).
 - `Unavailable`: what a node that could not be lowered stands for, so the
   lowering can go on and report every unsupported node at once.
 """
@@ -97,7 +98,7 @@ class Deferred:
     emit: object  # g -> TensorValue | Constant
     dtype: str
     shape: tuple
-    kind: str  # "dequantize" | "transpose"
+    kind: str  # "dequantize" | "transpose" | "view"
     source: object = None  # the value it derives from (the untransposed weight, the quantized constant)
 
 
