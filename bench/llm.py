@@ -318,6 +318,7 @@ def report(results, bandwidth, peak, isa):
                   f"{mb(memory['load_anonymous_bytes'])} anonymous (the prepared layouts), "
                   f"{mb(memory['load_file_bytes'])} of the mapped file resident; a run state "
                   f"{mb(memory['run_state_bytes'])} (planned {mb(memory['planned_memory_bytes'])})")
+        goals(result)
         if "long_state" in result:
             m = result["long_state"]
             print(f"run state for N = {m['max_seq_len']} (8da4w): planned {mb(m['planned_memory_bytes'])}, at most "
@@ -325,6 +326,23 @@ def report(results, bandwidth, peak, isa):
                   f"key/value cache {mb(m['state_bytes'])} (expected {mb(m['cache_bytes'])}) and one run of "
                   f"{m['max_seq_len']} tokens' activations {mb(m['peak_live_bytes'] - m['state_bytes'])}; "
                   f"resident after make_state {mb(m['run_state_bytes'])}")
+
+
+def goals(result):
+    """The figures the project's goals are stated in: shares of the limits on one thread, the second thread's
+    gain, the time to the first token."""
+    rows = {(r["system"], r["threads"]): r for r in result["rows"]}
+    for scheme in ("8da4w", "int4", "int8"):
+        one, two = rows.get((f"et_ops {scheme}", 1)), rows.get((f"et_ops {scheme}", 2))
+        if one is None:
+            continue
+        line = (f"goals, et_ops {scheme}: decode {one['decode'] / one['decode_limit']:.2f} of the bandwidth limit, "
+                f"prefill {one['prefill'] / one['prefill_limit']:.2f} of the multiply-add peak, first token after "
+                f"{one['ttft']:.3f} s (one thread)")
+        if two is not None:
+            line += (f"; 2 threads: decode {two['decode'] / one['decode']:.2f}x, "
+                     f"prefill {two['prefill'] / one['prefill']:.2f}x one thread")
+        print(line)
 
 
 def chart(results, path):

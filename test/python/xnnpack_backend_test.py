@@ -302,7 +302,7 @@ class XnnpackBackendTest(unittest.TestCase):
                 input_path = os.path.join(self.dir, name + "_input.npy")
                 np.save(input_path, x.numpy())
                 outputs = {}
-                for isa in ("avx2", "avx512", "native"):
+                for isa in ("avx2", "avx2vnni", "avx512", "native"):
                     out_dir = os.path.join(self.dir, f"{name}_{isa}")
                     env = dict(os.environ, ET_OPS_XNNPACK_MAX_ISA=isa)
                     run = subprocess.run([TOOL, "run", path, "--input", input_path, "--output-dir", out_dir],
@@ -311,6 +311,7 @@ class XnnpackBackendTest(unittest.TestCase):
                     with open(os.path.join(out_dir, "output_0.npy"), "rb") as f:
                         outputs[isa] = f.read()
                 self.assertEqual(outputs["avx2"], outputs["native"])
+                self.assertEqual(outputs["avx2vnni"], outputs["native"])
                 self.assertEqual(outputs["avx512"], outputs["native"])
         bad = subprocess.run([TOOL, "run", self.programs["resnet18"][5]], capture_output=True, text=True, timeout=60,
                              env=dict(os.environ, ET_OPS_XNNPACK_MAX_ISA="sse9"))

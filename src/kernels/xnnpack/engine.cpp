@@ -3,6 +3,8 @@
 
 #include <cpuinfo.h>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -19,16 +21,20 @@ constexpr const char* kMaxIsaVariable = "ET_OPS_XNNPACK_MAX_ISA";
 // ET_OPS_XNNPACK_MAX_ISA lets tests and benchmarks run each path on one
 // machine: avx2 makes XNNPACK choose the microkernels of an AVX2 machine on
 // an AVX-512 one (cpuinfo's AVX-512 flags cleared before XNNPACK reads
-// them); avx2 and avx512 both keep convolutions off oneDNN's int8
-// dot-product kernels (onednn_convolution.h), as on a CPU without them.
+// them); avx2vnni does the same and caps oneDNN at AVX2 with AVX-VNNI (a
+// 256-bit vpdpbusd without AVX-512, as on Intel's Alder Lake and later), so
+// that convolutions take oneDNN's AVX-VNNI kernels where the CPU has them;
+// avx2 and avx512 both keep convolutions off oneDNN's int8 dot-product
+// kernels (onednn_convolution.h), as on a CPU without them.
 bool apply_max_isa(std::string_view cap) {
   if (cap.empty() || cap == "native" || cap == "avx512") return true;
-  if (cap != "avx2" || !cpuinfo_initialize()) return false;
+  if ((cap != "avx2" && cap != "avx2vnni") || !cpuinfo_initialize()) return false;
   cpuinfo_isa.avx512f = cpuinfo_isa.avx512pf = cpuinfo_isa.avx512er = cpuinfo_isa.avx512cd = false;
   cpuinfo_isa.avx512dq = cpuinfo_isa.avx512bw = cpuinfo_isa.avx512vl = cpuinfo_isa.avx512ifma = false;
   cpuinfo_isa.avx512vbmi = cpuinfo_isa.avx512vbmi2 = cpuinfo_isa.avx512bitalg = false;
   cpuinfo_isa.avx512vpopcntdq = cpuinfo_isa.avx512vnni = cpuinfo_isa.avx512bf16 = false;
   cpuinfo_isa.avx512vp2intersect = cpuinfo_isa.avx512_4vnniw = cpuinfo_isa.avx512_4fmaps = false;
+  if (cap == "avx2vnni") return dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2_vnni) == dnnl::status::success;
   return true;
 }
 
@@ -41,7 +47,7 @@ const char* max_isa() {
 
 bool int8_dot_products_allowed() {
   const std::string_view cap = max_isa() ? max_isa() : "";
-  return cap.empty() || cap == "native";
+  return cap.empty() || cap == "native" || cap == "avx2vnni";
 }
 
 bool initialize(KernelContext& ctx, const char* op) {
@@ -49,7 +55,7 @@ bool initialize(KernelContext& ctx, const char* op) {
   static const bool cap_ok = apply_max_isa(cap ? cap : "");
   static const xnn_status status = cap_ok ? xnn_initialize(nullptr) : xnn_status_invalid_parameter;
   if (!cap_ok)
-    return fail(ctx, op, "{}='{}' is not valid: use avx2, avx512 or native", kMaxIsaVariable, cap ? cap : "");
+    return fail(ctx, op, "{}='{}' is not valid: use avx2, avx2vnni, avx512 or native", kMaxIsaVariable, cap ? cap : "");
   if (status == xnn_status_success) return true;
   return fail(ctx, op, "XNNPACK cannot start on this CPU (xnn_initialize: xnn_status {})", static_cast<int>(status));
 }

@@ -27,7 +27,8 @@ bool initialize(KernelContext& ctx, const char* op);
 
 // Whether convolutions may run on oneDNN's int8 dot-product kernels: not
 // when ET_OPS_XNNPACK_MAX_ISA is avx2 or avx512 (tests and benchmarks use
-// it to run every path on one machine).
+// it to run every path on one machine; avx2vnni allows oneDNN's AVX-VNNI
+// kernels).
 bool int8_dot_products_allowed();
 
 // Reports a failed XNNPACK call, naming what was asked of it.

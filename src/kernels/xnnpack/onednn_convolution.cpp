@@ -29,16 +29,17 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// Whether the CPU has AVX-512 int8 dot-product instructions oneDNN uses
-// (they add into int32 without saturating; the kernels picked for AVX-512
-// VNNI and AMX CPUs are those the tests compare with XNNPACK), and the set
+// Whether the CPU has int8 dot-product instructions oneDNN uses (they add
+// into int32 without saturating; the kernels picked for AVX-512 VNNI, AMX
+// and AVX-VNNI CPUs are those the tests compare with XNNPACK), and the set
 // may use them.
 bool exact_int8_cpu() {
   if (!int8_dot_products_allowed()) return false;
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_vnni:
     case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx: return true;
+    case dnnl::cpu_isa::avx512_core_amx:
+    case dnnl::cpu_isa::avx2_vnni: return true;
     default: return false;
   }
 }

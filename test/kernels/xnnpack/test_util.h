@@ -260,12 +260,14 @@ inline std::vector<uint8_t> outputs_under_isa(const std::string& isa, const std:
 
 // The test cases matching `spec` (a Catch2 test spec) write the same bytes
 // on every path: the machine's own (convolutions on oneDNN where it has
-// AVX-512 int8 dot products), XNNPACK's AVX-512 microkernels alone, and an
-// AVX2 machine's microkernels. Each runs in a process of its own, as
-// XNNPACK chooses its microkernels once.
+// AVX-512 int8 dot products), XNNPACK's AVX-512 microkernels alone, an
+// AVX2 machine's microkernels, and an AVX2 machine's with AVX-VNNI
+// (convolutions on oneDNN's AVX-VNNI kernels where this CPU has AVX-VNNI,
+// else the same as avx2). Each runs in a process of its own, as XNNPACK
+// chooses its microkernels once.
 inline void check_same_bytes_on_every_isa(const std::string& spec) {
   const std::vector<uint8_t> native = outputs_under_isa("native", spec);
-  for (const char* isa : {"avx512", "avx2"}) {
+  for (const char* isa : {"avx512", "avx2", "avx2vnni"}) {
     const std::vector<uint8_t> capped = outputs_under_isa(isa, spec);
     INFO("ET_OPS_XNNPACK_MAX_ISA=" << isa);
     REQUIRE(native.size() == capped.size());
