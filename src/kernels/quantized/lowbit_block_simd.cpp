@@ -164,20 +164,25 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
   const uint32_t offset = kFourBit ? 8u : 128u;
   const VI low_mask = hn::Set(d, 0x0F0F0F0F);
   VF acc[M][kRowVectors];
-  for (std::size_t m = 0; m < M; ++m)
+  VI zero_point[M];
+  for (std::size_t m = 0; m < M; ++m) {
+    zero_point[m] = hn::Set(d, t[m].zero_point);
     for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Zero(df);
+  }
+  const uint8_t* chunk = b.bytes;
   for (std::size_t g = 0; g < b.groups; ++g) {
     VI isum[M][kRowVectors];
     for (std::size_t v = 0; v < kRowVectors; ++v) {
       const VI wsum = hn::LoadU(d, b.wsums + g * kBlockRows + v * lanes);
       for (std::size_t m = 0; m < M; ++m) {
         const int32_t shift = wrap(0u - offset * static_cast<uint32_t>(t[m].qsums[g]));
-        isum[m][v] = hn::Sub(hn::Set(d, shift), hn::Mul(hn::Set(d, t[m].zero_point), wsum));
+        isum[m][v] = hn::Sub(hn::Set(d, shift), hn::Mul(zero_point[m], wsum));
       }
     }
-    const uint8_t* chunk = b.bytes + g * b.chunks * kChunkBytes;
     const std::size_t q0 = g * b.padded_group;
-    for (std::size_t c = 0; c < b.chunks; ++c, chunk += kChunkBytes) {
+    // chunks >= 1: a loop that always runs keeps the sums in place.
+    std::size_t c = 0;
+    do {
       VI w[kRowVectors][2];
       for (std::size_t v = 0; v < kRowVectors; ++v) {
         const VI bytes = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * lanes);
@@ -198,7 +203,8 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
           for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<true>(isum[m][v], w[v][1], a_high);
         }
       }
-    }
+      chunk += kChunkBytes;
+    } while (++c < b.chunks);
     AddGroup<M>(isum, b.scales + g * kBlockRows, acc);
   }
   FinishTokens<M>(acc, nullptr, t, b.bias, out);
