@@ -15,6 +15,7 @@
 #define HWY_WANT_AVX3_DL  // the AVX-512 VNNI target (vpdpbusd)
 #include "common/hwy_per_target.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -119,7 +120,7 @@ using VI = hn::Vec<DI>;
 // Tokens per tile of the 8da* kernel and of the weight-only prefill: as
 // many accumulators as the registers hold beside the weights (32 vectors on
 // AVX-512, 16 on AVX2).
-constexpr std::size_t kTokenTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 4 : 2;
+constexpr std::size_t kTokenTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 3 : 2;
 constexpr std::size_t kFloatTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 6 : 3;
 // Blocks interleaved by the weight-only decode (independent add chains).
 constexpr std::size_t kBlockTile = HWY_MAX_BYTES >= 64 ? 6 : HWY_MAX_BYTES >= 32 ? 3 : 2;
@@ -135,10 +136,9 @@ HWY_INLINE void AddGroup(const VI (&isum)[M][kRowVectors], const float* scale, V
   }
 }
 
-// out[m][r] = fl32(acc * token scale), then fl32(+ bias).
+// out[m][r] = fl32(acc * token scale) (8da*: t not null), then fl32(+ bias).
 template <std::size_t M>
-HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const float* const* token_scale_or_null,
-                             const TokenView* t, const float* bias, float* out) {
+HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const TokenView* t, const float* bias, float* out) {
   const DF df;
   const std::size_t lanes = hn::Lanes(df);
   for (std::size_t m = 0; m < M; ++m)
@@ -148,10 +148,38 @@ HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const float* const
       if (bias != nullptr) y = hn::Add(y, hn::LoadU(df, bias + v * lanes));
       hn::StoreU(y, df, out + m * kBlockRows + v * lanes);
     }
-  (void)token_scale_or_null;
 }
 
 #ifdef ET_OPS_LOWBIT_X86_SIMD
+// Vector v of a 4-bit chunk: the low nibbles (elements 0-3 of each row) and
+// the high ones (4-7), one u8 each.
+HWY_INLINE void UnpackNibbles(const uint8_t* chunk, std::size_t v, VI (&w)[2]) {
+  const DI d;
+  const VI low_mask = hn::Set(d, 0x0F0F0F0F);
+  const VI bytes = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d));
+  w[0] = hn::And(bytes, low_mask);
+  w[1] = hn::And(hn::BitCast(d, hn::ShiftRight<4>(hn::BitCast(hn::Repartition<uint32_t, DI>(), bytes))), low_mask);
+}
+
+// Without VNNI, 4-bit products go through vpmaddubsw, whose int16 lanes
+// (two products, |.| <= 2 * 15 * 128 = 3840) are summed in int16 over up to
+// kSpanChunks chunks (8 of them: |.| <= 30720, no wrap) before one vpmaddwd
+// widens them: a third of the instructions of widening every pair.
+#if HWY_TARGET == HWY_AVX3_DL
+constexpr bool kPairSums = false;
+#else
+constexpr bool kPairSums = true;
+#endif
+constexpr std::size_t kSpanChunks = 4;
+using D16 = hn::Repartition<int16_t, DI>;
+using V16 = hn::Vec<D16>;
+
+HWY_INLINE V16 PairDot(V16 pairs, VI w, VI a) { return hn::Add(pairs, V16{maddubs(w.raw, a.raw)}); }
+
+HWY_INLINE VI WidenPairs(VI sum, V16 pairs) {
+  return hn::Add(sum, VI{madd16(pairs.raw, hn::Set(D16(), int16_t{1}).raw)});
+}
+
 // M tokens against one block, out [M][kBlockRows]: each chunk's weight
 // vectors unpacked once for the M tokens; the group's correction
 // -offset * qsum - zp * wsum is the integer sums' start (all in uint32,
@@ -162,7 +190,6 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
   const DF df;
   const std::size_t lanes = hn::Lanes(d);
   const uint32_t offset = kFourBit ? 8u : 128u;
-  const VI low_mask = hn::Set(d, 0x0F0F0F0F);
   VF acc[M][kRowVectors];
   VI zero_point[M];
   for (std::size_t m = 0; m < M; ++m) {
@@ -180,34 +207,52 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
       }
     }
     const std::size_t q0 = g * b.padded_group;
-    // chunks >= 1: a loop that always runs keeps the sums in place.
+    // chunks >= 1: loops that always run keep the sums in their registers.
     std::size_t c = 0;
-    do {
-      VI w[kRowVectors][2];
-      for (std::size_t v = 0; v < kRowVectors; ++v) {
-        const VI bytes = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * lanes);
-        if constexpr (kFourBit) {
-          w[v][0] = hn::And(bytes, low_mask);
-          w[v][1] = hn::And(hn::BitCast(d, hn::ShiftRight<4>(hn::BitCast(hn::Repartition<uint32_t, DI>(), bytes))),
-                            low_mask);
-        } else {
-          w[v][0] = bytes;
+    if constexpr (kFourBit && kPairSums) {
+      do {
+        const std::size_t span_end = std::min(c + kSpanChunks, b.chunks);
+        V16 pairs[M][kRowVectors];
+        for (std::size_t m = 0; m < M; ++m)
+          for (std::size_t v = 0; v < kRowVectors; ++v) pairs[m][v] = hn::Zero(D16());
+        do {
+          VI w[kRowVectors][2];
+          for (std::size_t v = 0; v < kRowVectors; ++v) UnpackNibbles(chunk, v, w[v]);
+          for (std::size_t m = 0; m < M; ++m) {
+            const int8_t* a = t[m].q + q0 + c * 8;
+            const VI a_low = hn::Set(d, quad_of(a)), a_high = hn::Set(d, quad_of(a + 4));
+            for (std::size_t v = 0; v < kRowVectors; ++v)
+              pairs[m][v] = PairDot(PairDot(pairs[m][v], w[v][0], a_low), w[v][1], a_high);
+          }
+          chunk += kChunkBytes;
+        } while (++c < span_end);
+        for (std::size_t m = 0; m < M; ++m)
+          for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = WidenPairs(isum[m][v], pairs[m][v]);
+      } while (c < b.chunks);
+    } else {
+      do {
+        VI w[kRowVectors][2];
+        for (std::size_t v = 0; v < kRowVectors; ++v) {
+          if constexpr (kFourBit)
+            UnpackNibbles(chunk, v, w[v]);
+          else
+            w[v][0] = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * lanes);
         }
-      }
-      for (std::size_t m = 0; m < M; ++m) {
-        const int8_t* a = t[m].q + q0 + c * (kFourBit ? 8 : 4);
-        const VI a_low = hn::Set(d, quad_of(a));
-        for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<kFourBit>(isum[m][v], w[v][0], a_low);
-        if constexpr (kFourBit) {
-          const VI a_high = hn::Set(d, quad_of(a + 4));
-          for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<true>(isum[m][v], w[v][1], a_high);
+        for (std::size_t m = 0; m < M; ++m) {
+          const int8_t* a = t[m].q + q0 + c * (kFourBit ? 8 : 4);
+          const VI a_low = hn::Set(d, quad_of(a));
+          for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<kFourBit>(isum[m][v], w[v][0], a_low);
+          if constexpr (kFourBit) {
+            const VI a_high = hn::Set(d, quad_of(a + 4));
+            for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<true>(isum[m][v], w[v][1], a_high);
+          }
         }
-      }
-      chunk += kChunkBytes;
-    } while (++c < b.chunks);
+        chunk += kChunkBytes;
+      } while (++c < b.chunks);
+    }
     AddGroup<M>(isum, b.scales + g * kBlockRows, acc);
   }
-  FinishTokens<M>(acc, nullptr, t, b.bias, out);
+  FinishTokens<M>(acc, t, b.bias, out);
 }
 
 // `count` tokens in tiles of M, then the rest in smaller tiles.
@@ -321,7 +366,7 @@ void FloatTile(const float* w, std::size_t in, const float* x, std::size_t strid
       for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Add(acc[m][v], hn::Mul(xm, wk[v]));
     }
   }
-  FinishTokens<M>(acc, nullptr, nullptr, bias, out);
+  FinishTokens<M>(acc, nullptr, bias, out);
 }
 
 template <std::size_t M>
