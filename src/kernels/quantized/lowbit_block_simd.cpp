@@ -1,16 +1,26 @@
 // The microkernels of the prepared low-bit linears (see lowbit_layout.h):
-// one block of kBlockRows output channels, one token at a time, the SIMD
-// lanes being the block's output channels. Compiled once per Highway target
-// and dispatched at run time.
+// one block of kBlockRows output channels, the SIMD lanes being the block's
+// output channels. Compiled once per Highway target and dispatched at run
+// time.
 //
-// Integer products: u8 weights (w + offset) times s8 activations summed in
-// fours per 32-bit lane. AVX-512 VNNI: vpdpbusd (no intermediate
-// saturation); other x86 targets: vpmaddubsw + vpmaddwd for 4-bit weights
-// (|15 * 128 * 2| < 2^15: never saturates), the bytes split into int16
-// halves + vpmaddwd for 8-bit weights; the scalar and emulated targets loop.
-// All exact, so every target gives the same int32 sums. The float steps are
-// lane-wise Mul and Add (no fused multiply-add), in the same order as the
-// scalar loop: the same bytes everywhere.
+// 8da*: tiles of up to kTokenTile tokens per block, each chunk's weights
+// loaded and unpacked once for the tile, the integer sums, their
+// corrections and the float chain in registers. Integer products: u8
+// weights (w + offset) times s8 activations summed in fours per 32-bit
+// lane. AVX-512 VNNI: vpdpbusd (no intermediate saturation); other x86
+// targets: vpmaddubsw (|15 * 128 * 2| < 2^15: never saturates) for 4-bit
+// weights, its pairs summed in int16 over a few chunks then widened by
+// vpmaddwd; the bytes split into int16 halves + vpmaddwd for 8-bit
+// weights; the scalar and emulated targets loop. All exact, so every target
+// gives the same int32 sums.
+//
+// Weight-only: with many tokens, a block dequantized once, then tiles of
+// kFloatTile tokens (independent add chains interleaved); with one or two
+// tokens, kBlockTile blocks at once, dequantized from their bytes as the
+// chains go.
+//
+// The float steps are lane-wise Mul and Add (no fused multiply-add), in
+// the documented order per output: the same bytes everywhere.
 #define HWY_TARGET_INCLUDE "lowbit_block_simd.cpp"
 #define HWY_WANT_AVX3_DL  // the AVX-512 VNNI target (vpdpbusd)
 #include "common/hwy_per_target.h"
