@@ -191,9 +191,9 @@ HWY_INLINE VI WidenPairs(VI sum, V16 pairs) {
 }
 
 // M tokens against one block, out [M][kBlockRows]: each chunk's weight
-// vectors unpacked once for the M tokens; the group's correction
-// -offset * qsum - zp * wsum is the integer sums' start (all in uint32,
-// wrapping: the same int32 as the scalar order).
+// vectors unpacked once for the M tokens; then the group's correction
+// offset * qsum + zp * wsum subtracted (all in uint32, wrapping: the same
+// int32 as the scalar order).
 template <bool kFourBit, std::size_t M>
 void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
   const DI d;
@@ -209,13 +209,8 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
   const uint8_t* chunk = b.bytes;
   for (std::size_t g = 0; g < b.groups; ++g) {
     VI isum[M][kRowVectors];
-    for (std::size_t v = 0; v < kRowVectors; ++v) {
-      const VI wsum = hn::LoadU(d, b.wsums + g * kBlockRows + v * lanes);
-      for (std::size_t m = 0; m < M; ++m) {
-        const int32_t shift = wrap(0u - offset * static_cast<uint32_t>(t[m].qsums[g]));
-        isum[m][v] = hn::Sub(hn::Set(d, shift), hn::Mul(zero_point[m], wsum));
-      }
-    }
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = hn::Zero(d);
     const std::size_t q0 = g * b.padded_group;
     // chunks >= 1: loops that always run keep the sums in their registers.
     std::size_t c = 0;
@@ -259,6 +254,14 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
         }
         chunk += kChunkBytes;
       } while (++c < b.chunks);
+    }
+    // After the products (fewer live registers in their loops).
+    for (std::size_t v = 0; v < kRowVectors; ++v) {
+      const VI wsum = hn::LoadU(d, b.wsums + g * kBlockRows + v * lanes);
+      for (std::size_t m = 0; m < M; ++m) {
+        const int32_t shift = wrap(offset * static_cast<uint32_t>(t[m].qsums[g]));
+        isum[m][v] = hn::Sub(isum[m][v], hn::Add(hn::Set(d, shift), hn::Mul(zero_point[m], wsum)));
+      }
     }
     AddGroup<M>(isum, b.scales + g * kBlockRows, acc);
   }
@@ -400,15 +403,17 @@ struct DecodeTile {
   VF scale[B][kRowVectors];
   VI fields[B][kRowVectors];
 
+  // One k: acc = fl32(acc + fl32(x * fl32(fl32(w) * scale))).
+  HWY_INLINE void Step(std::size_t j, std::size_t v, VI w, VF x) {
+    const VF dequantized = hn::Mul(hn::ConvertTo(DF(), w), scale[j][v]);
+    acc[j][v] = hn::Add(acc[j][v], hn::Mul(x, dequantized));
+  }
+
   template <std::size_t kWithin>
   HWY_INLINE void Element(float x) {
-    const DF df;
-    const VF xv = hn::Set(df, x);
+    const VF xv = hn::Set(DF(), x);
     for (std::size_t j = 0; j < B; ++j)
-      for (std::size_t v = 0; v < kRowVectors; ++v) {
-        const VF w = hn::Mul(hn::ConvertTo(df, FieldAt<kFourBit, kWithin>(fields[j][v])), scale[j][v]);
-        acc[j][v] = hn::Add(acc[j][v], hn::Mul(xv, w));
-      }
+      for (std::size_t v = 0; v < kRowVectors; ++v) Step(j, v, FieldAt<kFourBit, kWithin>(fields[j][v]), xv);
   }
 
   template <std::size_t... kWithin>
@@ -416,15 +421,12 @@ struct DecodeTile {
     (Element<kWithin>(x[kWithin]), ...);
   }
 
+  // The first `count` elements of a group's last, part-filled chunk.
   HWY_INLINE void Tail(const float* x, std::size_t count) {
-    const DF df;
     for (std::size_t i = 0; i < count; ++i) {
-      const VF xv = hn::Set(df, x[i]);
+      const VF xv = hn::Set(DF(), x[i]);
       for (std::size_t j = 0; j < B; ++j)
-        for (std::size_t v = 0; v < kRowVectors; ++v) {
-          const VF w = hn::Mul(hn::ConvertTo(df, FieldAt(fields[j][v], kFourBit, i)), scale[j][v]);
-          acc[j][v] = hn::Add(acc[j][v], hn::Mul(xv, w));
-        }
+        for (std::size_t v = 0; v < kRowVectors; ++v) Step(j, v, FieldAt(fields[j][v], kFourBit, i), xv);
     }
   }
 
