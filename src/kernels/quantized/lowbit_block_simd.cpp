@@ -120,7 +120,10 @@ HWY_INLINE V32 QuadDot(V32 sum, V32 w, V32 a) {
 
 #endif
 
-// A block's rows take kRowVectors vectors of int32 or float lanes.
+// A block's rows take kRowVectors vectors of int32 or float lanes (fixed
+// sizes: the tiles keep arrays of vectors).
+static_assert(HWY_LANES(int32_t) <= kBlockRows && kBlockRows % HWY_LANES(int32_t) == 0,
+              "a block's rows fill whole vectors");
 constexpr std::size_t kRowVectors = kBlockRows / HWY_LANES(int32_t);
 using DF = hn::ScalableTag<float>;
 using DI = hn::ScalableTag<int32_t>;
