@@ -1,21 +1,33 @@
 // The microkernels of the prepared low-bit linears (see lowbit_layout.h):
-// one block of kBlockRows output channels, one token at a time, the SIMD
-// lanes being the block's output channels. Compiled once per Highway target
-// and dispatched at run time.
+// one block of kBlockRows output channels, the SIMD lanes being the block's
+// output channels. Compiled once per Highway target and dispatched at run
+// time.
 //
-// Integer products: u8 weights (w + offset) times s8 activations summed in
-// fours per 32-bit lane. AVX-512 VNNI: vpdpbusd (no intermediate
-// saturation); other x86 targets: vpmaddubsw + vpmaddwd for 4-bit weights
-// (|15 * 128 * 2| < 2^15: never saturates), the bytes split into int16
-// halves + vpmaddwd for 8-bit weights; the scalar and emulated targets loop.
-// All exact, so every target gives the same int32 sums. The float steps are
-// lane-wise Mul and Add (no fused multiply-add), in the same order as the
-// scalar loop: the same bytes everywhere.
+// 8da*: tiles of up to kTokenTile tokens per block, each chunk's weights
+// loaded and unpacked once for the tile, the integer sums, their
+// corrections and the float chain in registers. Integer products: u8
+// weights (w + offset) times s8 activations summed in fours per 32-bit
+// lane. AVX-512 VNNI: vpdpbusd (no intermediate saturation); other x86
+// targets: vpmaddubsw (|15 * 128 * 2| < 2^15: never saturates) for 4-bit
+// weights, its pairs summed in int16 over a few chunks then widened by
+// vpmaddwd; the bytes split into int16 halves + vpmaddwd for 8-bit
+// weights; the scalar and emulated targets loop. All exact, so every target
+// gives the same int32 sums.
+//
+// Weight-only: with many tokens, a block dequantized once, then tiles of
+// kFloatTile tokens (independent add chains interleaved); with one or two
+// tokens, kBlockTile blocks at once, dequantized from their bytes as the
+// chains go.
+//
+// The float steps are lane-wise Mul and Add (no fused multiply-add), in
+// the documented order per output: the same bytes everywhere.
 #define HWY_TARGET_INCLUDE "lowbit_block_simd.cpp"
 #define HWY_WANT_AVX3_DL  // the AVX-512 VNNI target (vpdpbusd)
 #include "common/hwy_per_target.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "lowbit_layout.h"
 
@@ -106,112 +118,370 @@ HWY_INLINE V32 QuadDot(V32 sum, V32 w, V32 a) {
 #endif
 }
 
-constexpr std::size_t kVectors = kBlockRows / (HWY_MAX_BYTES / 4);
+#endif
 
-template <bool kFourBit>
-void SimdGroupDots(const uint8_t* chunk, std::size_t chunks, const int8_t* q, uint32_t* dots) {
-  const D32 d;
-  V32 sum[kVectors];
-  for (std::size_t v = 0; v < kVectors; ++v) sum[v] = hn::Zero(d);
-  const auto low_mask = hn::Set(d, 0x0F0F0F0F);
-  for (std::size_t c = 0; c < chunks; ++c, chunk += kChunkBytes) {
-    if constexpr (kFourBit) {
-      const auto a_low = hn::Set(d, quad_of(q + 8 * c));
-      const auto a_high = hn::Set(d, quad_of(q + 8 * c + 4));
-      for (std::size_t v = 0; v < kVectors; ++v) {
-        const auto bytes = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d));
-        sum[v] = QuadDot<true>(sum[v], hn::And(bytes, low_mask), a_low);
-        const auto high = hn::BitCast(d, hn::ShiftRight<4>(hn::BitCast(hn::Repartition<uint32_t, D32>(), bytes)));
-        sum[v] = QuadDot<true>(sum[v], hn::And(high, low_mask), a_high);
-      }
-    } else {
-      const auto a = hn::Set(d, quad_of(q + 4 * c));
-      for (std::size_t v = 0; v < kVectors; ++v)
-        sum[v] = QuadDot<false>(sum[v], hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d)), a);
-    }
+// A block's rows take kRowVectors vectors of int32 or float lanes (fixed
+// sizes: the tiles keep arrays of vectors).
+static_assert(HWY_LANES(int32_t) <= kBlockRows && kBlockRows % HWY_LANES(int32_t) == 0,
+              "a block's rows fill whole vectors");
+constexpr std::size_t kRowVectors = kBlockRows / HWY_LANES(int32_t);
+using DF = hn::ScalableTag<float>;
+using DI = hn::ScalableTag<int32_t>;
+using VF = hn::Vec<DF>;
+using VI = hn::Vec<DI>;
+
+// Tokens per tile of the 8da* kernel and of the weight-only prefill: as
+// many accumulators as the registers hold beside the weights (32 vectors on
+// AVX-512, 16 on AVX2).
+constexpr std::size_t kTokenTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 4 : 2;
+constexpr std::size_t kFloatTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 6 : 3;
+// Blocks interleaved by the weight-only decode (independent add chains).
+constexpr std::size_t kBlockTile = HWY_MAX_BYTES >= 64 ? 6 : HWY_MAX_BYTES >= 32 ? 3 : 2;
+
+// acc[m][v] = the float chain of M tokens' rows (see lowbit_layout.h) after
+// one more group: fl32(acc + fl32(fl32(isum) * scale)).
+template <std::size_t M>
+HWY_INLINE void AddGroup(const VI (&isum)[M][kRowVectors], const float* scale, VF (&acc)[M][kRowVectors]) {
+  const DF df;
+  for (std::size_t v = 0; v < kRowVectors; ++v) {
+    const VF s = hn::LoadU(df, scale + v * hn::Lanes(df));
+    for (std::size_t m = 0; m < M; ++m) acc[m][v] = hn::Add(acc[m][v], hn::Mul(hn::ConvertTo(df, isum[m][v]), s));
   }
-  for (std::size_t v = 0; v < kVectors; ++v)
-    hn::StoreU(sum[v], d, reinterpret_cast<int32_t*>(dots) + v * hn::Lanes(d));
 }
-#endif
 
-void GroupDots(const uint8_t* chunk, std::size_t chunks, bool four_bit, const int8_t* q, uint32_t* dots) {
-#ifdef ET_OPS_LOWBIT_X86_SIMD
-  if (four_bit) return SimdGroupDots<true>(chunk, chunks, q, dots);
-  return SimdGroupDots<false>(chunk, chunks, q, dots);
-#else
-  ScalarGroupDots(chunk, chunks, four_bit, q, dots);
-#endif
+// out[m][r] = fl32(acc * token scale) (8da*: t not null), then fl32(+ bias).
+template <std::size_t M>
+HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const TokenView* t, const float* bias, float* out) {
+  const DF df;
+  const std::size_t lanes = hn::Lanes(df);
+  for (std::size_t m = 0; m < M; ++m)
+    for (std::size_t v = 0; v < kRowVectors; ++v) {
+      VF y = acc[m][v];
+      if (t != nullptr) y = hn::Mul(y, hn::Set(df, t[m].scale));
+      if (bias != nullptr) y = hn::Add(y, hn::LoadU(df, bias + v * lanes));
+      hn::StoreU(y, df, out + m * kBlockRows + v * lanes);
+    }
 }
+
+#ifdef ET_OPS_LOWBIT_X86_SIMD
+// Vector v of a 4-bit chunk: the low nibbles (elements 0-3 of each row) and
+// the high ones (4-7), one u8 each.
+HWY_INLINE void UnpackNibbles(const uint8_t* chunk, std::size_t v, VI (&w)[2]) {
+  const DI d;
+  const VI low_mask = hn::Set(d, 0x0F0F0F0F);
+  const VI bytes = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d));
+  w[0] = hn::And(bytes, low_mask);
+  w[1] = hn::And(hn::BitCast(d, hn::ShiftRight<4>(hn::BitCast(hn::Repartition<uint32_t, DI>(), bytes))), low_mask);
+}
+
+// Without VNNI, 4-bit products go through vpmaddubsw, whose int16 lanes
+// (two products, |.| <= 2 * 15 * 128 = 3840) are summed in int16 over up to
+// kSpanChunks chunks (8 of them: |.| <= 30720, no wrap) before one vpmaddwd
+// widens them: a third of the instructions of widening every pair.
+#if HWY_TARGET == HWY_AVX3_DL
+constexpr bool kPairSums = false;
+#else
+constexpr bool kPairSums = true;
+#endif
+constexpr std::size_t kSpanChunks = 4;
+using D16 = hn::Repartition<int16_t, DI>;
+using V16 = hn::Vec<D16>;
+
+HWY_INLINE V16 PairDot(V16 pairs, VI w, VI a) { return hn::Add(pairs, V16{maddubs(w.raw, a.raw)}); }
+
+HWY_INLINE VI WidenPairs(VI sum, V16 pairs) {
+  return hn::Add(sum, VI{madd16(pairs.raw, hn::Set(D16(), int16_t{1}).raw)});
+}
+
+// M tokens against one block, out [M][kBlockRows]: each chunk's weight
+// vectors unpacked once for the M tokens; then the group's correction
+// offset * qsum + zp * wsum subtracted (all in uint32, wrapping: the same
+// int32 as the scalar order).
+template <bool kFourBit, std::size_t M>
+void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
+  const DI d;
+  const DF df;
+  const std::size_t lanes = hn::Lanes(d);
+  const uint32_t offset = kFourBit ? 8u : 128u;
+  VF acc[M][kRowVectors];
+  VI zero_point[M];
+  for (std::size_t m = 0; m < M; ++m) {
+    zero_point[m] = hn::Set(d, t[m].zero_point);
+    for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Zero(df);
+  }
+  const uint8_t* chunk = b.bytes;
+  for (std::size_t g = 0; g < b.groups; ++g) {
+    VI isum[M][kRowVectors];
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = hn::Zero(d);
+    const std::size_t q0 = g * b.padded_group;
+    // chunks >= 1: loops that always run keep the sums in their registers.
+    std::size_t c = 0;
+    if constexpr (kFourBit && kPairSums) {
+      do {
+        const std::size_t span_end = std::min(c + kSpanChunks, b.chunks);
+        V16 pairs[M][kRowVectors];
+        for (std::size_t m = 0; m < M; ++m)
+          for (std::size_t v = 0; v < kRowVectors; ++v) pairs[m][v] = hn::Zero(D16());
+        do {
+          VI w[kRowVectors][2];
+          for (std::size_t v = 0; v < kRowVectors; ++v) UnpackNibbles(chunk, v, w[v]);
+          for (std::size_t m = 0; m < M; ++m) {
+            const int8_t* a = t[m].q + q0 + c * 8;
+            const VI a_low = hn::Set(d, quad_of(a)), a_high = hn::Set(d, quad_of(a + 4));
+            for (std::size_t v = 0; v < kRowVectors; ++v)
+              pairs[m][v] = PairDot(PairDot(pairs[m][v], w[v][0], a_low), w[v][1], a_high);
+          }
+          chunk += kChunkBytes;
+        } while (++c < span_end);
+        for (std::size_t m = 0; m < M; ++m)
+          for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = WidenPairs(isum[m][v], pairs[m][v]);
+      } while (c < b.chunks);
+    } else {
+      do {
+        VI w[kRowVectors][2];
+        for (std::size_t v = 0; v < kRowVectors; ++v) {
+          if constexpr (kFourBit)
+            UnpackNibbles(chunk, v, w[v]);
+          else
+            w[v][0] = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * lanes);
+        }
+        for (std::size_t m = 0; m < M; ++m) {
+          const int8_t* a = t[m].q + q0 + c * (kFourBit ? 8 : 4);
+          const VI a_low = hn::Set(d, quad_of(a));
+          for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<kFourBit>(isum[m][v], w[v][0], a_low);
+          if constexpr (kFourBit) {
+            const VI a_high = hn::Set(d, quad_of(a + 4));
+            for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<true>(isum[m][v], w[v][1], a_high);
+          }
+        }
+        chunk += kChunkBytes;
+      } while (++c < b.chunks);
+    }
+    // After the products (fewer live registers in their loops).
+    for (std::size_t v = 0; v < kRowVectors; ++v) {
+      const VI wsum = hn::LoadU(d, b.wsums + g * kBlockRows + v * lanes);
+      for (std::size_t m = 0; m < M; ++m) {
+        const int32_t shift = wrap(offset * static_cast<uint32_t>(t[m].qsums[g]));
+        isum[m][v] = hn::Sub(isum[m][v], hn::Add(hn::Set(d, shift), hn::Mul(zero_point[m], wsum)));
+      }
+    }
+    AddGroup<M>(isum, b.scales + g * kBlockRows, acc);
+  }
+  FinishTokens<M>(acc, t, b.bias, out);
+}
+
+// `count` tokens in tiles of M, then the rest in smaller tiles.
+template <bool kFourBit, std::size_t M>
+void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, float* out) {
+  for (; count >= M; count -= M, t += M, out += M * kBlockRows) DynamicTile<kFourBit, M>(b, t, out);
+  if constexpr (M > 1)
+    if (count > 0) DynamicTokens<kFourBit, M - 1>(b, t, count, out);
+}
+#endif
 
 // out[r] = the documented float chain of output channel r of the block for
-// one token (see lowbit_layout.h).
-void DynamicBlock(const BlockView& b, const TokenView& t, float* out) {
-  const hn::ScalableTag<float> df;
-  const hn::ScalableTag<int32_t> di;
-  const std::size_t lanes = hn::Lanes(df);
-  HWY_ALIGN uint32_t dots[kBlockRows];
-  HWY_ALIGN int32_t sums[kBlockRows];
-  HWY_ALIGN float acc[kBlockRows] = {};
+// one token (see lowbit_layout.h), the scalar targets' loop.
+void ScalarDynamicBlock(const BlockView& b, const TokenView& t, float* out) {
+  uint32_t dots[kBlockRows];
+  float acc[kBlockRows] = {};
   const uint32_t offset = b.four_bit ? 8u : 128u;
   for (std::size_t g = 0; g < b.groups; ++g) {
-    GroupDots(b.bytes + g * b.chunks * kChunkBytes, b.chunks, b.four_bit, t.q + g * b.padded_group, dots);
+    ScalarGroupDots(b.bytes + g * b.chunks * kChunkBytes, b.chunks, b.four_bit, t.q + g * b.padded_group, dots);
     const uint32_t shift = offset * static_cast<uint32_t>(t.qsums[g]);
     const int32_t* wsum = b.wsums + g * kBlockRows;
-    for (std::size_t r = 0; r < kBlockRows; ++r)
-      sums[r] = wrap(dots[r] - shift - static_cast<uint32_t>(t.zero_point) * static_cast<uint32_t>(wsum[r]));
     const float* scale = b.scales + g * kBlockRows;
-    for (std::size_t r = 0; r < kBlockRows; r += lanes) {
-      const auto product = hn::Mul(hn::ConvertTo(df, hn::Load(di, sums + r)), hn::LoadU(df, scale + r));
-      hn::Store(hn::Add(hn::Load(df, acc + r), product), df, acc + r);
+    for (std::size_t r = 0; r < kBlockRows; ++r) {
+      const int32_t sum = wrap(dots[r] - shift - static_cast<uint32_t>(t.zero_point) * static_cast<uint32_t>(wsum[r]));
+      const float product = static_cast<float>(sum) * scale[r];
+      acc[r] = acc[r] + product;
     }
   }
-  const auto s = hn::Set(df, t.scale);
-  for (std::size_t r = 0; r < kBlockRows; r += lanes) {
-    auto v = hn::Mul(hn::Load(df, acc + r), s);
-    if (b.bias != nullptr) v = hn::Add(v, hn::LoadU(df, b.bias + r));
-    hn::StoreU(v, df, out + r);
+  for (std::size_t r = 0; r < kBlockRows; ++r) {
+    float v = acc[r] * t.scale;
+    if (b.bias != nullptr) v = v + b.bias[r];
+    out[r] = v;
   }
+}
+
+// out [count][kBlockRows]: the block's rows for `count` tokens.
+void DynamicBlock(const BlockView& b, const TokenView* t, std::size_t count, float* out) {
+#ifdef ET_OPS_LOWBIT_X86_SIMD
+  if (b.four_bit) return DynamicTokens<true, kTokenTile>(b, t, count, out);
+  return DynamicTokens<false, kTokenTile>(b, t, count, out);
+#else
+  for (std::size_t i = 0; i < count; ++i) ScalarDynamicBlock(b, t[i], out + i * kBlockRows);
+#endif
+}
+
+// ---- the weight-only operators ----
+
+// The weights' bytes with offset 8 (or 128) flipped to two's complement
+// fields: (w + 8) ^ 8 is w's 4-bit pattern, (w + 128) ^ 128 its byte.
+template <bool kFourBit>
+HWY_INLINE VI SignedFields(VI bytes) {
+  return hn::Xor(bytes, hn::Set(DI(), kFourBit ? static_cast<int32_t>(0x88888888u) : static_cast<int32_t>(0x80808080u)));
+}
+
+// Element `within` (< 8 or 4) of a chunk's lane: its bits sign-extended.
+template <bool kFourBit, std::size_t kWithin>
+HWY_INLINE VI FieldAt(VI fields) {
+  constexpr int kWidth = kFourBit ? 4 : 8;
+  constexpr int kBit = kFourBit ? static_cast<int>(8 * (kWithin % 4) + 4 * (kWithin / 4)) : static_cast<int>(8 * kWithin);
+  if constexpr (kBit + kWidth == 32) {
+    return hn::ShiftRight<32 - kWidth>(fields);
+  } else {
+    return hn::ShiftRight<32 - kWidth>(hn::ShiftLeft<32 - kWidth - kBit>(fields));
+  }
+}
+
+HWY_INLINE VI FieldAt(VI fields, bool four_bit, std::size_t within) {
+  const int width = four_bit ? 4 : 8;
+  const int bit = four_bit ? static_cast<int>(8 * (within % 4) + 4 * (within / 4)) : static_cast<int>(8 * within);
+  return hn::ShiftRightSame(hn::ShiftLeftSame(fields, 32 - width - bit), 32 - width);
 }
 
 // The block's weights as floats, [K][kBlockRows]: fl32(fl32(w) * scale),
 // the reference's dequantize.
 void DequantizeBlock(const BlockView& b, std::size_t group_size, float* out) {
-  const hn::ScalableTag<float> df;
-  const hn::ScalableTag<int32_t> di;
-  const hn::ScalableTag<uint32_t> du;
+  const DF df;
+  const DI di;
   const std::size_t lanes = hn::Lanes(di);
-  const int32_t offset = b.four_bit ? 8 : 128;
-  const auto off = hn::Set(di, offset);
-  const auto byte_mask = hn::Set(di, b.four_bit ? 0x0F : 0xFF);
   const std::size_t per_chunk = b.four_bit ? 8 : 4;
   for (std::size_t g = 0; g < b.groups; ++g) {
     const uint8_t* chunk = b.bytes + g * b.chunks * kChunkBytes;
     const float* scale = b.scales + g * kBlockRows;
     for (std::size_t k = 0; k < group_size; ++k) {
-      const std::size_t c = k / per_chunk, e = k % 4, high = (k % per_chunk) / 4;
-      const int shift = static_cast<int>(8 * e + 4 * high);
+      const std::size_t c = k / per_chunk;
       float* row = out + (g * group_size + k) * kBlockRows;
       for (std::size_t r = 0; r < kBlockRows; r += lanes) {
-        const auto bytes = hn::LoadU(di, reinterpret_cast<const int32_t*>(chunk + c * kChunkBytes) + r);
-        const auto shifted = hn::BitCast(di, hn::ShiftRightSame(hn::BitCast(du, bytes), shift));
-        const auto w = hn::Sub(hn::And(shifted, byte_mask), off);
+        const VI bytes = hn::LoadU(di, reinterpret_cast<const int32_t*>(chunk + c * kChunkBytes) + r);
+        const VI fields = b.four_bit ? SignedFields<true>(bytes) : SignedFields<false>(bytes);
+        const VI w = FieldAt(fields, b.four_bit, k % per_chunk);
         hn::StoreU(hn::Mul(hn::ConvertTo(df, w), hn::LoadU(df, scale + r)), df, row + r);
       }
     }
   }
 }
 
-// out[r] = sum over k ascending of x[k] * w[k][r], then + bias[r].
-void FloatBlock(const float* w, std::size_t in, const float* x, const float* bias, float* out) {
-  const hn::ScalableTag<float> df;
+// M tokens (x rows `stride` apart) against a dequantized block [K][kBlockRows]:
+// out [M][kBlockRows], each lane's chain in k order, M * kRowVectors chains
+// interleaved.
+template <std::size_t M>
+void FloatTile(const float* w, std::size_t in, const float* x, std::size_t stride, const float* bias, float* out) {
+  const DF df;
   const std::size_t lanes = hn::Lanes(df);
-  for (std::size_t r0 = 0; r0 < kBlockRows; r0 += lanes) {
-    auto acc = hn::Zero(df);
-    for (std::size_t k = 0; k < in; ++k) acc = hn::Add(acc, hn::Mul(hn::Set(df, x[k]), hn::LoadU(df, w + k * kBlockRows + r0)));
-    if (bias != nullptr) acc = hn::Add(acc, hn::LoadU(df, bias + r0));
-    hn::StoreU(acc, df, out + r0);
+  VF acc[M][kRowVectors];
+  for (std::size_t m = 0; m < M; ++m)
+    for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Zero(df);
+  for (std::size_t k = 0; k < in; ++k, w += kBlockRows) {
+    VF wk[kRowVectors];
+    for (std::size_t v = 0; v < kRowVectors; ++v) wk[v] = hn::LoadU(df, w + v * lanes);
+    for (std::size_t m = 0; m < M; ++m) {
+      const VF xm = hn::Set(df, x[m * stride + k]);
+      for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Add(acc[m][v], hn::Mul(xm, wk[v]));
+    }
   }
+  FinishTokens<M>(acc, nullptr, bias, out);
+}
+
+template <std::size_t M>
+void FloatTokens(const float* w, std::size_t in, const float* x, std::size_t count, const float* bias, float* out) {
+  for (; count >= M; count -= M, x += M * in, out += M * kBlockRows) FloatTile<M>(w, in, x, in, bias, out);
+  if constexpr (M > 1)
+    if (count > 0) FloatTokens<M - 1>(w, in, x, count, bias, out);
+}
+
+// out [count][kBlockRows] for `count` tokens of x [count][in].
+void FloatBlock(const float* w, std::size_t in, const float* x, std::size_t count, const float* bias, float* out) {
+  FloatTokens<kFloatTile>(w, in, x, count, bias, out);
+}
+
+// One token against B blocks, dequantizing from the packed bytes as it
+// goes: out [B][kBlockRows], B * kRowVectors chains interleaved.
+template <bool kFourBit, std::size_t B>
+struct DecodeTile {
+  static constexpr std::size_t kPerChunk = kFourBit ? 8 : 4;
+  VF acc[B][kRowVectors];
+  VF scale[B][kRowVectors];
+  VI fields[B][kRowVectors];
+
+  // One k: acc = fl32(acc + fl32(x * fl32(fl32(w) * scale))).
+  HWY_INLINE void Step(std::size_t j, std::size_t v, VI w, VF x) {
+    const VF dequantized = hn::Mul(hn::ConvertTo(DF(), w), scale[j][v]);
+    acc[j][v] = hn::Add(acc[j][v], hn::Mul(x, dequantized));
+  }
+
+  template <std::size_t kWithin>
+  HWY_INLINE void Element(float x) {
+    const VF xv = hn::Set(DF(), x);
+    for (std::size_t j = 0; j < B; ++j)
+      for (std::size_t v = 0; v < kRowVectors; ++v) Step(j, v, FieldAt<kFourBit, kWithin>(fields[j][v]), xv);
+  }
+
+  template <std::size_t... kWithin>
+  HWY_INLINE void Chunk(const float* x, std::index_sequence<kWithin...>) {
+    (Element<kWithin>(x[kWithin]), ...);
+  }
+
+  // The first `count` elements of a group's last, part-filled chunk.
+  HWY_INLINE void Tail(const float* x, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const VF xv = hn::Set(DF(), x[i]);
+      for (std::size_t j = 0; j < B; ++j)
+        for (std::size_t v = 0; v < kRowVectors; ++v) Step(j, v, FieldAt(fields[j][v], kFourBit, i), xv);
+    }
+  }
+
+  HWY_INLINE void LoadChunk(const BlockView* b, std::size_t offset) {
+    const DI di;
+    for (std::size_t j = 0; j < B; ++j)
+      for (std::size_t v = 0; v < kRowVectors; ++v)
+        fields[j][v] = SignedFields<kFourBit>(
+            hn::LoadU(di, reinterpret_cast<const int32_t*>(b[j].bytes + offset) + v * hn::Lanes(di)));
+  }
+
+  void Run(const BlockView* b, std::size_t group_size, const float* x, float* out) {
+    const DF df;
+    const std::size_t lanes = hn::Lanes(df);
+    for (std::size_t j = 0; j < B; ++j)
+      for (std::size_t v = 0; v < kRowVectors; ++v) acc[j][v] = hn::Zero(df);
+    const std::size_t full = group_size / kPerChunk, rest = group_size % kPerChunk;
+    for (std::size_t g = 0; g < b[0].groups; ++g, x += group_size) {
+      for (std::size_t j = 0; j < B; ++j)
+        for (std::size_t v = 0; v < kRowVectors; ++v)
+          scale[j][v] = hn::LoadU(df, b[j].scales + g * kBlockRows + v * lanes);
+      const std::size_t group_bytes = g * b[0].chunks * kChunkBytes;
+      for (std::size_t c = 0; c < full; ++c) {
+        LoadChunk(b, group_bytes + c * kChunkBytes);
+        Chunk(x + c * kPerChunk, std::make_index_sequence<kPerChunk>());
+      }
+      if (rest > 0) {
+        LoadChunk(b, group_bytes + full * kChunkBytes);
+        Tail(x + full * kPerChunk, rest);
+      }
+    }
+    for (std::size_t j = 0; j < B; ++j)
+      for (std::size_t v = 0; v < kRowVectors; ++v) {
+        VF y = acc[j][v];
+        if (b[j].bias != nullptr) y = hn::Add(y, hn::LoadU(df, b[j].bias + v * lanes));
+        hn::StoreU(y, df, out + j * kBlockRows + v * lanes);
+      }
+  }
+};
+
+template <bool kFourBit, std::size_t B>
+void DecodeBlocks(const BlockView* b, std::size_t count, std::size_t group_size, const float* x, float* out) {
+  for (; count >= B; count -= B, b += B, out += B * kBlockRows) DecodeTile<kFourBit, B>().Run(b, group_size, x, out);
+  if constexpr (B > 1)
+    if (count > 0) DecodeBlocks<kFourBit, B - 1>(b, count, group_size, x, out);
+}
+
+// One token x [K] against `count` blocks: out [count][kBlockRows].
+void FloatDecode(const BlockView* b, std::size_t count, std::size_t group_size, const float* x, float* out) {
+  if (count == 0) return;
+  if (b[0].four_bit) return DecodeBlocks<true, kBlockTile>(b, count, group_size, x, out);
+  DecodeBlocks<false, kBlockTile>(b, count, group_size, x, out);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -224,17 +494,23 @@ namespace et_ops::kernels::quantized::lowbit {
 HWY_EXPORT(DynamicBlock);
 HWY_EXPORT(DequantizeBlock);
 HWY_EXPORT(FloatBlock);
+HWY_EXPORT(FloatDecode);
 
-void dynamic_block(const BlockView& block, const TokenView& token, float* out) {
-  HWY_DYNAMIC_DISPATCH(DynamicBlock)(block, token, out);
+void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out) {
+  HWY_DYNAMIC_DISPATCH(DynamicBlock)(block, tokens, count, out);
+}
+
+void float_decode(const BlockView* blocks, std::size_t count, std::size_t group_size, const float* x, float* out) {
+  HWY_DYNAMIC_DISPATCH(FloatDecode)(blocks, count, group_size, x, out);
 }
 
 void dequantize_block(const BlockView& block, std::size_t group_size, float* out) {
   HWY_DYNAMIC_DISPATCH(DequantizeBlock)(block, group_size, out);
 }
 
-void float_block(const float* weights, std::size_t in, const float* x, const float* bias, float* out) {
-  HWY_DYNAMIC_DISPATCH(FloatBlock)(weights, in, x, bias, out);
+void float_block(const float* weights, std::size_t in, const float* x, std::size_t count, const float* bias,
+                 float* out) {
+  HWY_DYNAMIC_DISPATCH(FloatBlock)(weights, in, x, count, bias, out);
 }
 
 }  // namespace et_ops::kernels::quantized::lowbit

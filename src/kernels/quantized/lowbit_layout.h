@@ -73,17 +73,24 @@ struct TokenView {
   float scale;
 };
 
-// out[r], r < kBlockRows: the documented chain of block row r for the token:
-// acc = 0; for g ascending: acc = fl32(acc + fl32(fl32(isum_g) * scale_g));
-// fl32(acc * token scale), then fl32(+ bias).
-void dynamic_block(const BlockView& block, const TokenView& token, float* out);
+// out[i][r], i < count, r < kBlockRows: the documented chain of block row r
+// for token i: acc = 0; for g ascending: acc = fl32(acc + fl32(fl32(isum_g)
+// * scale_g)); fl32(acc * token scale), then fl32(+ block.bias[r]).
+void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out);
 
 // The block's weights as float32 [K][kBlockRows]: fl32(fl32(w) * scale).
 void dequantize_block(const BlockView& block, std::size_t group_size, float* out);
 
-// out[r] = fl32 chain of x[k] * weights[k][r] added for k ascending from 0,
-// then + bias[r] (bias may be null).
-void float_block(const float* weights, std::size_t in, const float* x, const float* bias, float* out);
+// out[i][r] = fl32 chain of x[i][k] * weights[k][r] added for k ascending
+// from 0, then + bias[r] (bias may be null), for the `count` tokens of
+// x [count][in].
+void float_block(const float* weights, std::size_t in, const float* x, std::size_t count, const float* bias,
+                 float* out);
+
+// The same chain for one token x [K] against `count` blocks, the weights
+// dequantized from their packed bytes as it goes (each block's bias its
+// own): out [count][kBlockRows].
+void float_decode(const BlockView* blocks, std::size_t count, std::size_t group_size, const float* x, float* out);
 
 }  // namespace et_ops::kernels::quantized::lowbit
 

@@ -194,32 +194,59 @@ void store_rows(const Product& p, std::size_t block, std::size_t t, const float*
   std::copy(values, values + std::min(kBlockRows, n - n0), p.y + t * n + n0);
 }
 
+// Tokens (or blocks) per microkernel call: bounds the scratch of results.
+constexpr std::size_t kBatch = 64;
+
 void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
   const lowbit::Geometry& g = p.state->weights.geometry;
   const Activations& a = *p.activations;
-  float bias[kBlockRows], values[kBlockRows];
+  std::vector<lowbit::TokenView> tokens;
+  for (std::size_t t = 0; t < p.tokens; ++t)
+    tokens.push_back({a.q.data() + t * g.groups * g.padded_group, a.qsums.data() + t * g.groups,
+                      static_cast<int32_t>(a.zero_points[t]), static_cast<float>(a.scales[t])});
+  std::vector<float> values(std::min(p.tokens, kBatch) * kBlockRows);
+  float bias[kBlockRows];
   for (std::size_t b = first; b < end; ++b) {
     const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, block_bias(p, b, bias));
-    for (std::size_t t = 0; t < p.tokens; ++t) {
-      const lowbit::TokenView token{a.q.data() + t * g.groups * g.padded_group, a.qsums.data() + t * g.groups,
-                                    static_cast<int32_t>(a.zero_points[t]), static_cast<float>(a.scales[t])};
-      lowbit::dynamic_block(block, token, values);
-      store_rows(p, b, t, values);
+    for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
+      const std::size_t count = std::min(kBatch, p.tokens - t0);
+      lowbit::dynamic_block(block, tokens.data() + t0, count, values.data());
+      for (std::size_t i = 0; i < count; ++i) store_rows(p, b, t0 + i, values.data() + i * kBlockRows);
     }
   }
 }
 
-void float_blocks(const Product& p, std::size_t first, std::size_t end) {
+// Up to this many tokens, the weight-only kernel dequantizes as it goes,
+// token by token; more tokens share a block's dequantized floats.
+constexpr std::size_t kDecodeTokens = 2;
+
+void float_decode_blocks(const Product& p, std::size_t first, std::size_t end) {
   const lowbit::Geometry& g = p.state->weights.geometry;
-  std::vector<float> dequantized(g.in * kBlockRows);
-  float bias[kBlockRows], values[kBlockRows];
+  std::vector<float> biases((end - first) * kBlockRows), values(std::min(end - first, kBatch) * kBlockRows);
+  std::vector<lowbit::BlockView> blocks;
+  for (std::size_t b = first; b < end; ++b)
+    blocks.push_back(lowbit::block_view(p.state->weights, b, block_bias(p, b, biases.data() + (b - first) * kBlockRows)));
+  for (std::size_t t = 0; t < p.tokens; ++t)
+    for (std::size_t b0 = first; b0 < end; b0 += kBatch) {
+      const std::size_t count = std::min(kBatch, end - b0);
+      lowbit::float_decode(blocks.data() + (b0 - first), count, g.group_size, p.x + t * g.in, values.data());
+      for (std::size_t i = 0; i < count; ++i) store_rows(p, b0 + i, t, values.data() + i * kBlockRows);
+    }
+}
+
+void float_blocks(const Product& p, std::size_t first, std::size_t end) {
+  if (p.tokens <= kDecodeTokens) return float_decode_blocks(p, first, end);
+  const lowbit::Geometry& g = p.state->weights.geometry;
+  std::vector<float> dequantized(g.in * kBlockRows), values(std::min(p.tokens, kBatch) * kBlockRows);
+  float bias[kBlockRows];
   for (std::size_t b = first; b < end; ++b) {
     const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, nullptr);
     lowbit::dequantize_block(block, g.group_size, dequantized.data());
     const float* padded_bias = block_bias(p, b, bias);
-    for (std::size_t t = 0; t < p.tokens; ++t) {
-      lowbit::float_block(dequantized.data(), g.in, p.x + t * g.in, padded_bias, values);
-      store_rows(p, b, t, values);
+    for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
+      const std::size_t count = std::min(kBatch, p.tokens - t0);
+      lowbit::float_block(dequantized.data(), g.in, p.x + t0 * g.in, count, padded_bias, values.data());
+      for (std::size_t i = 0; i < count; ++i) store_rows(p, b, t0 + i, values.data() + i * kBlockRows);
     }
   }
 }

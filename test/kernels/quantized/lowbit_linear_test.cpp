@@ -211,6 +211,12 @@ const Problem kProblems[] = {
     {2, 40, 5, 8, true, false},    {1, 64, 16, 64, false, true},  {4, 200, 11, 200, false, false},
     {1, 768, 8, 32, true, true},   {17, 256, 3, 128, true, false}, {2, 36, 33, 12, true, true},
     {3, 30, 40, 30, false, true},  {2, 256, 48, 32, true, false},
+    // The kernels' tile remainders: tokens 1 to 17 against tiles of 2 to 8
+    // tokens, 8 blocks against the weight-only decode's tiles of 2 to 6
+    // blocks (N = 117: a part block), groups padded to whole chunks.
+    {1, 36, 117, 12, true, true},  {2, 30, 117, 10, true, true},  {7, 24, 117, 12, true, false},
+    {5, 48, 70, 24, true, true},   {9, 64, 37, 16, true, true},   {1, 14, 117, 14, false, false},
+    {3, 30, 117, 30, false, true}, {9, 64, 37, 64, false, true},  {17, 20, 21, 20, false, false},
 };
 
 TEST_CASE("linear_8da4w / 8da8w: the documented order bit for bit, the same bytes on every target", "[lowbit]") {
