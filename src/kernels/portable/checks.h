@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -466,11 +467,43 @@ void for_each_row(const StridedLoop<K>& loop, Row&& row) {
   }
 }
 
+// When the two innermost dimensions of `loop` swap (out steps 1 along the
+// last, in steps 1 along the one before: a transposition, as of attention's
+// keys), copies them in square tiles, so that both sides touch a few cache
+// lines at a time instead of one line per element read; false otherwise.
+template <std::size_t N>
+bool copy_transposed(const StridedLoop<2>& loop, unsigned char* dst, const unsigned char* src) {
+  const int64_t d = loop.dim;
+  if (d < 2 || loop.strides[0][d - 1] != 1 || loop.strides[1][d - 2] != 1) return false;
+  // Elements move as unsigned integers of their size (every element size
+  // dispatch_element_size makes is 1, 2, 4 or 8 bytes).
+  using Word = std::conditional_t<N == 1, uint8_t, std::conditional_t<N == 2, uint16_t,
+                                  std::conditional_t<N == 4, uint32_t, uint64_t>>>;
+  static_assert(sizeof(Word) == N);
+  constexpr int64_t kTile = 16;
+  const int64_t columns = loop.sizes[d - 1], column_step = loop.strides[1][d - 1];
+  StridedLoop<2> rows = loop;  // each row of the dimension before the last, whose in step is 1
+  rows.dim = d - 1;
+  for_each_row(rows, [&](const int64_t* offset, int64_t length, const int64_t* step) {
+    for (int64_t i0 = 0; i0 < length; i0 += kTile)
+      for (int64_t j0 = 0; j0 < columns; j0 += kTile) {
+        const int64_t i1 = std::min(length, i0 + kTile), j1 = std::min(columns, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i) {
+          Word* to = reinterpret_cast<Word*>(dst) + offset[0] + i * step[0];
+          const Word* from = reinterpret_cast<const Word*>(src) + offset[1] + i;
+          for (int64_t j = j0; j < j1; ++j) to[j] = from[j * column_step];
+        }
+      }
+  });
+  return true;
+}
+
 // Copies operand 1 of `loop` into operand 0, elements of N bytes.
 template <std::size_t N>
 void copy_strided(const StridedLoop<2>& loop, void* out, const void* in) {
   auto* dst = static_cast<unsigned char*>(out);
   const auto* src = static_cast<const unsigned char*>(in);
+  if (copy_transposed<N>(loop, dst, src)) return;
   for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
     if (step[0] == 1 && step[1] == 1) {
       std::memcpy(dst + offset[0] * N, src + offset[1] * N, static_cast<std::size_t>(length) * N);

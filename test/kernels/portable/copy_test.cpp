@@ -132,6 +132,30 @@ TEST_CASE("permute_copy: permutes dimensions", "[portable][permute_copy]") {
       for (int64_t w = 0; w < 3; ++w)
         for (int64_t c = 0; c < 2; ++c) CHECK(result[h * 6 + w * 2 + c] == logical[c * 6 + h * 3 + w]);
   }
+  SECTION("the last two dimensions of a large tensor swap (copied in tiles), every element size") {
+    // sizes that leave partial tiles on both sides, and an outer dimension
+    const int64_t heads = 3, rows = 37, columns = 70;
+    std::vector<int64_t> values(static_cast<std::size_t>(heads * rows * columns));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int64_t>(i) * 7 + 1;
+    const auto check = [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<T> typed(values.begin(), values.end());
+      Owned<T> x({1, heads, rows, columns}, typed);
+      Owned<T> out({1, heads, columns, rows}, Owned<T>::filled({1, heads, columns, rows}, T(0)));
+      REQUIRE(portable::permute_copy_out(ctx, x, Sizes{0, 1, 3, 2}, out));
+      bool all_equal = true;
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t c = 0; c < columns; ++c)
+          for (int64_t r = 0; r < rows; ++r)
+            all_equal = all_equal && out.values[static_cast<std::size_t>((h * columns + c) * rows + r)] ==
+                                         typed[static_cast<std::size_t>((h * rows + r) * columns + c)];
+      CHECK(all_equal);
+    };
+    check(int8_t{0});
+    check(int16_t{0});
+    check(float{0});
+    check(int64_t{0});
+  }
   SECTION("0-dim with no dims") {
     Owned<int64_t> x({}, {42});
     Owned<int64_t> out({}, {0});
