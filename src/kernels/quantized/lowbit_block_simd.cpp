@@ -133,10 +133,10 @@ using VI = hn::Vec<DI>;
 // Tokens per tile of the 8da* kernel and of the weight-only prefill: as
 // many accumulators as the registers hold beside the weights (32 vectors on
 // AVX-512, 16 on AVX2).
-constexpr std::size_t kTokenTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 4 : 2;
-constexpr std::size_t kFloatTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 6 : 3;
+[[maybe_unused]] constexpr std::size_t kTokenTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 4 : 2;
+[[maybe_unused]] constexpr std::size_t kFloatTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 6 : 3;
 // Blocks interleaved by the weight-only decode (independent add chains).
-constexpr std::size_t kBlockTile = HWY_MAX_BYTES >= 64 ? 6 : HWY_MAX_BYTES >= 32 ? 3 : 2;
+[[maybe_unused]] constexpr std::size_t kBlockTile = HWY_MAX_BYTES >= 64 ? 6 : HWY_MAX_BYTES >= 32 ? 3 : 2;
 
 // acc[m][v] = the float chain of M tokens' rows (see lowbit_layout.h) after
 // one more group: fl32(acc + fl32(fl32(isum) * scale)).
