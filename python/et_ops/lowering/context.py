@@ -37,7 +37,7 @@ class Lowering:
         self.graph_module = graph_module
         self._node_values = node_values  # node -> its value on the example inputs
         self._constants = {}  # id(constant's torch tensor) -> (program value index, the tensor)
-        self._deferred = {}  # id(Deferred) -> (its program value index, the value it emitted), once emitted
+        self._deferred = {}  # id(Deferred) -> its program value index, once emitted
         self._state_views = {}  # state value index -> its views (Deferred)
         self.state_order = None  # where the graph writes state (set by the walk): read_before_next_write(node)
         self.values = {}  # fx node -> lowered value (filled by the walk)
@@ -80,9 +80,8 @@ class Lowering:
             return value.index
         if isinstance(value, Deferred):
             if id(value) not in self._deferred:
-                emitted = value.emit(self)
-                self._deferred[id(value)] = (self.tensor(emitted), emitted)
-            return self._deferred[id(value)][0]
+                self._deferred[id(value)] = self.tensor(value.emit(self))
+            return self._deferred[id(value)]
         if isinstance(value, Constant):
             if value.is_quantized:
                 raise Unsupported("a quantized constant can only be dequantized")

@@ -4,8 +4,8 @@
 //   avx512  AVX-512 without the VNNI dot-product instructions;
 //   native  (or unset) every target the CPU has.
 // The kernels give the same bytes on every target, so this changes speed
-// only. Highway's dispatch state is process-wide (libhwy.so): the first
-// kernel library loaded applies the cap, the others find it applied.
+// only. Highway's dispatch state is process-wide (libhwy.so): each kernel
+// library applies the same cap when it loads.
 #include <hwy/targets.h>
 
 #include <cstdint>
