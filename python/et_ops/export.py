@@ -55,7 +55,7 @@ from . import cpu_independence, lowering, models
 from .errors import UsageError
 from .etp import ProgramBuilder
 from .lowering import UnsupportedError, UnsupportedNode, dynamic_shapes, tracing
-from .lowering import lowbit, xnnpack as xnnpack_backend
+from .lowering import attention, lowbit, xnnpack as xnnpack_backend
 from .weight_quantization import SCHEMES, quantize_weights
 
 __all__ = ["quantize", "quantize_weights", "SCHEMES", "export", "export_llm", "ExportedProgram", "UnsupportedError", "UnsupportedNode", "DEFAULT_BACKEND",
@@ -197,7 +197,7 @@ def _check_interface(builder, max_seq_len):
     return sizes[2][2]
 
 
-def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32, lowbit_linears=True):
+def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32, lowbit_linears=True, fused_attention=True):
     """Lowers a decoder-only language model to one program for every prompt length from 1 to `max_seq_len`.
 
     `model.forward(tokens, input_pos)` takes token ids int64 [1, T] and
@@ -222,7 +222,12 @@ def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32, lowbit
     run state's threads; lowering.lowbit.fuse_linears) instead of the
     reference chain of dequantize operators and aten::linear; False keeps the
     chain, whose every operator computes exactly what the reference module
-    does. The header's metadata holds ``vocab_size`` and ``max_seq_len``.
+    does. With `fused_attention` (the default), each attention written as
+    softmax(q @ k^T / divisor, masked) @ v, its key and value possibly
+    repeated for groups of query heads, runs as one et_portable::attention
+    reading the cache where it is (lowering.attention.fuse_attention): the
+    same bytes as the chain, without its transposed and repeated copies of
+    the cache. The header's metadata holds ``vocab_size`` and ``max_seq_len``.
     Raises UnsupportedError for nodes without a lowering and ValueError
     when the model does not fit the interface or its shapes are not affine
     in T.
@@ -243,6 +248,8 @@ def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32, lowbit
         vocab_size = _check_interface(builder, max_seq_len)
         if lowbit_linears:
             builder = lowbit.fuse_linears(builder)
+        if fused_attention:
+            builder = attention.fuse_attention(builder)
         builder.metadata.update({"vocab_size": vocab_size, "max_seq_len": max_seq_len})
         first = lowered[0]
         return ExportedProgram(lowering.LoweredProgram(builder, first.activation_qparams, first.weight_qparams,

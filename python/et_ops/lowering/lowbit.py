@@ -26,7 +26,7 @@ gives the bound).
 """
 
 from .._operators import portable, quantized
-from .rewriting import Program, copy_value, empty_like, symbolic, written_arguments
+from .rewriting import Program, symbolic
 
 LINEAR = portable.linear_out
 VIEW_COPY = portable.view_copy_out
@@ -132,30 +132,6 @@ def _match(p, n):
     return _Fused(op, source[0], integers, scales, group_size, bias, out, [dequantize] + source[1])
 
 
-def _written(p, k):
-    """The values instruction k writes (its schema's out arguments)."""
-    args = p.instructions[k]["args"]
-    return {args[i] for i in written_arguments(p.instructions[k])}
-
-
-def _removed(p, fused):
-    """The fused linears' instructions, and their chains' where nothing left reads what they write."""
-    removed = {n for n, _ in fused}
-    candidates = {c for _, m in fused for c in m.chain}
-    changed = True
-    while changed:
-        changed = False
-        read = set(p.outputs) | {m.input for _, m in fused}
-        for k, instruction in enumerate(p.instructions):
-            if k not in removed:
-                read.update(set(instruction["args"]) - _written(p, k))
-        for c in sorted(candidates - removed):
-            if not _written(p, c) & read:
-                removed.add(c)
-                changed = True
-    return removed
-
-
 def fuse_linears(builder):
     """A new ProgramBuilder with the quantized set's low-bit linears in place of the reference chains."""
     p = Program(builder)
@@ -167,22 +143,10 @@ def fuse_linears(builder):
                 fused.append((n, match))
     if not fused:
         return builder
-    removed = _removed(p, fused)
-    at = dict(fused)
+    removed = p.unread({n for n, _ in fused}, {c for _, m in fused for c in m.chain}, {m.input for _, m in fused})
 
-    b = empty_like(p.builder)
-    mapped = {}
-
-    def new(v):
-        if v not in mapped:
-            mapped[v] = copy_value(p, b, v, new)
-        return mapped[v]
-
-    for v in p.inputs:
-        b.input(new(v))
-    for n, instruction in enumerate(p.instructions):
-        if n in at:
-            m = at[n]
+    def emit(m):
+        def replacement(b, new):
             source = new(m.input)
             if m.view is not None:
                 sizes, viewed = m.view
@@ -193,8 +157,6 @@ def fuse_linears(builder):
             if m.group_size is not None:
                 args.append(b.integer(m.group_size))
             b.instruction(m.op, args + [new(m.bias), new(m.out)])
-        elif n not in removed:
-            b.instruction(instruction["op"], [new(v) for v in instruction["args"]])
-    for v in p.outputs:
-        b.output(new(v))
-    return b
+        return replacement
+
+    return p.rebuilt({n: emit(m) for n, m in fused}, removed)

@@ -1,9 +1,11 @@
 """A lowered program as a graph, and copying it into a new builder: what the rewrites of a lowered
-program (the xnnpack backend, xnnpack.py; the low-bit linears, lowbit.py) share.
+program (the xnnpack backend, xnnpack.py; the low-bit linears, lowbit.py; the fused attention,
+attention.py) share.
 
 `Program(builder)` holds the builder's values, constants and instructions
 with the instruction that writes each value and those that read it (by the
-operators' schemas, et_ops._operators); `copy_value` copies one value into
+operators' schemas, et_ops._operators), finds the instructions a rewrite
+leaves unread and rebuilds the program with replacements; `copy_value` copies one value into
 another builder (constants, states and symbolic sizes included) and
 `empty_like` starts that builder with the program's name, symbols and
 metadata.
@@ -63,6 +65,51 @@ class Program:
     def produced_by(self, v, op):
         n = self.producer.get(v)
         return n if n is not None and self.instructions[n]["op"] == op else None
+
+    def written(self, n):
+        """The values instruction n writes (its schema's out arguments)."""
+        args = self.instructions[n]["args"]
+        return {args[i] for i in written_arguments(self.instructions[n])}
+
+    def unread(self, removed, candidates, kept):
+        """`removed` (instruction indices) and every candidate whose values nothing else reads: no
+        instruction left, no output, none of `kept` (values a rewrite reads)."""
+        removed = set(removed)
+        changed = True
+        while changed:
+            changed = False
+            read = set(self.outputs) | set(kept)
+            for k, instruction in enumerate(self.instructions):
+                if k not in removed:
+                    read.update(self.read_by(instruction))
+            for c in sorted(set(candidates) - removed):
+                if not self.written(c) & read:
+                    removed.add(c)
+                    changed = True
+        return removed
+
+    def rebuilt(self, replacements, removed, **metadata):
+        """A new ProgramBuilder (empty_like) with this program's inputs, instructions and outputs, but
+        for `removed` instructions, which go, and those in `replacements`: replacements[n](b, new) emits
+        instruction n's replacement into b, `new` mapping an old value to b's."""
+        b = empty_like(self.builder, **metadata)
+        mapped = {}
+
+        def new(v):
+            if v not in mapped:
+                mapped[v] = copy_value(self, b, v, new)
+            return mapped[v]
+
+        for v in self.inputs:
+            b.input(new(v))
+        for n, instruction in enumerate(self.instructions):
+            if n in replacements:
+                replacements[n](b, new)
+            elif n not in removed:
+                b.instruction(instruction["op"], [new(v) for v in instruction["args"]])
+        for v in self.outputs:
+            b.output(new(v))
+        return b
 
 
 def written_arguments(instruction):

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "softmax.h"
+
 #include "activation_simd.h"
 #include "checks.h"
 #include "et_ops/kernels/portable.h"
@@ -116,6 +118,10 @@ bool softmax_family(KernelContext& ctx, const char* op, Kind kind, TensorRef sel
 }
 
 }  // namespace
+
+void detail::softmax_row(const float* in, float* out, int64_t length) {
+  softmax_lane(Kind::Softmax, in, 1, out, 1, length);
+}
 
 bool softmax_out(KernelContext& ctx, TensorRef self, int64_t dim, bool half_to_float, TensorRef out) {
   return softmax_family(ctx, op_name::softmax_out, Kind::Softmax, self, dim, half_to_float, out);

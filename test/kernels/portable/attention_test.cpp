@@ -1,0 +1,267 @@
+// et_portable::attention.out: the same bits as the chain it replaces (bmm,
+// mul.Scalar or div.Scalar, where, _softmax, bmm) for heads shared by several queries,
+// masks of every broadcast, keys in a transposed layout and prompts longer
+// than one block of scores, on every SIMD target; a masked-out row; zero
+// sizes; every error.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "et_ops/kernels/portable.h"
+#include "simd_targets.h"
+#include "test_util.h"
+
+namespace {
+
+const float kInf = std::numeric_limits<float>::infinity();
+
+struct Case {
+  int64_t batch, heads, kv_heads, rows, length, depth, value_depth;
+};
+
+// Key and value heads repeated for the query heads that read them, as the
+// exported repeat_kv does: [B, Hkv, S, D] -> [B, H, S, D].
+std::vector<float> repeat_heads(const std::vector<float>& x, const Case& c, int64_t depth) {
+  std::vector<float> out;
+  const int64_t per_head = c.length * depth;
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.heads; ++h) {
+      const int64_t g = h / (c.heads / c.kv_heads);
+      const auto first = x.begin() + (b * c.kv_heads + g) * per_head;
+      out.insert(out.end(), first, first + per_head);
+    }
+  return out;
+}
+
+// The unfused chain through the portable kernels: what the exporter emits
+// without the fusion.
+std::vector<float> chain(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
+                         const std::vector<float>& v, const Mask* mask, double scale, double divisor,
+                         double masked_score) {
+  const int64_t bh = c.batch * c.heads;
+  Owned<float> q3({bh, c.rows, c.depth}, q);
+  // [B*H, D, S] in logical order, stored as [B*H, S, D]: the exported permute of the key.
+  const auto repeated = repeat_heads(k, c, c.depth);
+  std::vector<float> transposed;
+  for (int64_t i = 0; i < bh; ++i)
+    for (int64_t d = 0; d < c.depth; ++d)
+      for (int64_t s = 0; s < c.length; ++s) transposed.push_back(repeated[(i * c.length + s) * c.depth + d]);
+  Owned<float> kt({bh, c.depth, c.length}, transposed, {0, 2, 1});
+  Owned<float> scores({bh, c.rows, c.length}, Owned<float>::filled({bh, c.rows, c.length}, 0));
+  KernelContext ctx;
+  REQUIRE(portable::bmm_out(ctx, q3, kt, scores));
+  const Sizes four{c.batch, c.heads, c.rows, c.length};
+  Owned<float> raw(four, scores.logical());
+  Owned<float> scaled(four, scores.logical());
+  if (scale != 1.0) REQUIRE(portable::mul_scalar_out(ctx, raw, Scalar(scale), scaled));
+  Owned<float> divided(four, scaled.logical());
+  if (divisor != 1.0) REQUIRE(portable::div_scalar_out(ctx, scaled, Scalar(divisor), divided));
+  Owned<float> masked(four, divided.logical());
+  if (mask != nullptr) {
+    Owned<float> fill({}, {static_cast<float>(masked_score)});
+    REQUIRE(portable::where_self_out(ctx, *mask, divided, fill, masked));
+  }
+  Owned<float> probabilities(four, Owned<float>::filled(four, 0));
+  REQUIRE(portable::softmax_out(ctx, masked, -1, false, probabilities));
+  Owned<float> p3({bh, c.rows, c.length}, probabilities.logical());
+  Owned<float> v3({bh, c.length, c.value_depth}, repeat_heads(v, c, c.value_depth));
+  Owned<float> out({bh, c.rows, c.value_depth}, Owned<float>::filled({bh, c.rows, c.value_depth}, 0));
+  REQUIRE(portable::bmm_out(ctx, p3, v3, out));
+  return out.logical();
+}
+
+std::vector<float> fused(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
+                         const std::vector<float>& v, const Mask* mask, double scale, double divisor,
+                         double masked_score, std::vector<uint8_t> key_order = {}) {
+  Owned<float> query({c.batch, c.heads, c.rows, c.depth}, q);
+  Owned<float> key({c.batch, c.kv_heads, c.length, c.depth}, k, std::move(key_order));
+  Owned<float> value({c.batch, c.kv_heads, c.length, c.value_depth}, v);
+  const Sizes out_sizes{c.batch, c.heads, c.rows, c.value_depth};
+  Owned<float> out(out_sizes, Owned<float>::filled(out_sizes, -1));
+  Owned<float> fill({}, {static_cast<float>(masked_score)});
+  KernelContext ctx;
+  std::optional<TensorRef> m, f;
+  if (mask != nullptr) m = mask->ref(), f = fill.ref();
+  REQUIRE(portable::attention_out(ctx, query, key, value, m, f, scale, divisor, out));
+  return out.logical();
+}
+
+// A causal mask [T, S] for rows that are the last T of S positions.
+std::vector<uint8_t> causal(int64_t rows, int64_t length) {
+  std::vector<uint8_t> m;
+  for (int64_t t = 0; t < rows; ++t)
+    for (int64_t s = 0; s < length; ++s) m.push_back(s <= length - rows + t ? 1 : 0);
+  return m;
+}
+
+}  // namespace
+
+// Random operands of one case, with a causal mask [T, S] and a mask per batch [B, 1, T, S].
+struct Operands {
+  std::vector<float> q, k, v;
+  Mask rows_mask, batch_mask;
+
+  Operands(const Case& c, std::mt19937_64& rng)
+      : q(et_ops::test::random_floats(rng, c.batch * c.heads * c.rows * c.depth)),
+        k(et_ops::test::random_floats(rng, c.batch * c.kv_heads * c.length * c.depth)),
+        v(et_ops::test::random_floats(rng, c.batch * c.kv_heads * c.length * c.value_depth)),
+        rows_mask({c.rows, c.length}, causal(c.rows, c.length)),
+        batch_mask({c.batch, 1, c.rows, c.length}, per_batch(c)) {}
+
+  static std::vector<uint8_t> per_batch(const Case& c) {
+    std::vector<uint8_t> out;
+    for (int64_t b = 0; b < c.batch; ++b) {
+      auto m = causal(c.rows, c.length);
+      for (std::size_t i = 0; i < m.size(); i += 3) m[i] = static_cast<uint8_t>(b % 2);
+      out.insert(out.end(), m.begin(), m.end());
+    }
+    return out;
+  }
+};
+
+const Case kCases[] = {
+    {1, 4, 4, 1, 16, 8, 8},     // one decode step
+    {1, 8, 2, 3, 13, 5, 7},     // query heads sharing key/value heads, odd sizes
+    {2, 2, 1, 6, 9, 16, 3},     // two batches
+    {1, 2, 2, 230, 300, 4, 6},  // more rows than one block of scores holds
+};
+const double kDivisor = 2.8284271247461903;  // sqrt(8): not a power of two
+
+TEST_CASE("attention: the bits of the unfused chain, on every SIMD target", "[portable][attention]") {
+  auto rng = et_ops::test::seeded_rng(11);
+  for (const Case& c : kCases) {
+    INFO("B " << c.batch << " H " << c.heads << " Hkv " << c.kv_heads << " T " << c.rows << " S " << c.length);
+    const Operands o(c, rng);
+    const auto unmasked = chain(c, o.q, o.k, o.v, nullptr, 1.0, kDivisor, 0);
+    const auto causal_chain = chain(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -kInf);
+    const double lowest = std::numeric_limits<float>::lowest();
+    const auto batch_chain = chain(c, o.q, o.k, o.v, &o.batch_mask, 1.0, 8.0, lowest);
+    const auto multiplied = chain(c, o.q, o.k, o.v, &o.rows_mask, 1.0 / kDivisor, 1.0, -kInf);
+    et_ops::test::for_each_simd_target([&] {
+      // No mask; a causal mask [T, S] with masked scores -inf; a mask per
+      // batch [B, 1, T, S] with the lowest float; scores multiplied, not
+      // divided; a key stored transposed.
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, nullptr, 1.0, kDivisor, 0), unmasked) == -1);
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -kInf), causal_chain) == -1);
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, &o.batch_mask, 1.0, 8.0, lowest), batch_chain) == -1);
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, &o.rows_mask, 1.0 / kDivisor, 1.0, -kInf), multiplied) == -1);
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -kInf, {0, 1, 3, 2}),
+                             causal_chain) == -1);
+    });
+    if (c.rows > 1) CHECK(first_difference(unmasked, causal_chain) != -1);  // the mask matters
+  }
+}
+
+TEST_CASE("attention: a row with every position masked is NaN, as softmax of -inf is", "[portable][attention]") {
+  const Case c{1, 1, 1, 2, 3, 2, 2};
+  const std::vector<float> q{1, 2, 3, 4}, k{1, 0, 0, 1, 1, 1}, v{1, 2, 3, 4, 5, 6};
+  const Mask mask({2, 3}, {0, 0, 0, 1, 0, 1});
+  const auto out = fused(c, q, k, v, &mask, 1.0, 1.0, -kInf);
+  CHECK(std::isnan(out[0]));
+  CHECK(std::isnan(out[1]));
+  CHECK(first_difference(out, chain(c, q, k, v, &mask, 1.0, 1.0, -kInf)) == -1);
+  CHECK(!std::isnan(out[2]));
+}
+
+TEST_CASE("attention: zero sizes", "[portable][attention]") {
+  KernelContext ctx;
+  SECTION("no positions: every output is +0.0") {
+    Owned<float> q({1, 2, 3, 4}, Owned<float>::filled({1, 2, 3, 4}, 1));
+    Owned<float> k({1, 1, 0, 4}, {});
+    Owned<float> v({1, 1, 0, 5}, {});
+    Owned<float> out({1, 2, 3, 5}, Owned<float>::filled({1, 2, 3, 5}, -1));
+    REQUIRE(portable::attention_out(ctx, q, k, v, std::nullopt, std::nullopt, 1.0, 1.0, out));
+    CHECK(bits_of(out.values) == bits_of(std::vector<float>(30, 0.0f)));
+  }
+  SECTION("no rows, no heads, no value features") {
+    Owned<float> q({1, 2, 0, 4}, {});
+    Owned<float> k({1, 2, 3, 4}, Owned<float>::filled({1, 2, 3, 4}, 1));
+    Owned<float> v({1, 2, 3, 0}, {});
+    Owned<float> out({1, 2, 0, 0}, {});
+    CHECK(portable::attention_out(ctx, q, k, v, std::nullopt, std::nullopt, 1.0, 1.0, out));
+    Owned<float> q0({1, 0, 2, 4}, {});
+    Owned<float> k0({1, 0, 3, 4}, {});
+    Owned<float> v0({1, 0, 3, 4}, {});
+    Owned<float> out0({1, 0, 2, 4}, {});
+    CHECK(portable::attention_out(ctx, q0, k0, v0, std::nullopt, std::nullopt, 1.0, 1.0, out0));
+  }
+  SECTION("no features: the scores are 0, the values are averaged") {
+    Owned<float> q({1, 1, 1, 0}, {});
+    Owned<float> k({1, 1, 2, 0}, {});
+    Owned<float> v({1, 1, 2, 1}, {1, 3});
+    Owned<float> out({1, 1, 1, 1}, {-1});
+    REQUIRE(portable::attention_out(ctx, q, k, v, std::nullopt, std::nullopt, 1.0, 1.0, out));
+    CHECK(out.values[0] == 2.0f);
+  }
+}
+
+TEST_CASE("attention: errors name the argument", "[portable][attention]") {
+  Owned<float> q({1, 4, 2, 8}, Owned<float>::filled({1, 4, 2, 8}, 0));
+  Owned<float> k({1, 2, 5, 8}, Owned<float>::filled({1, 2, 5, 8}, 0));
+  Owned<float> v({1, 2, 5, 3}, Owned<float>::filled({1, 2, 5, 3}, 0));
+  Owned<float> out({1, 4, 2, 3}, Owned<float>::filled({1, 4, 2, 3}, 0));
+  Owned<float> fill({}, {-kInf});
+  const Mask mask({2, 5}, std::vector<uint8_t>(10, 1));
+  KernelContext ctx;
+  SECTION("a mask without a masked score, and a masked score without a mask") {
+    CHECK_FALSE(portable::attention_out(ctx, q, k, v, mask.ref(), std::nullopt, 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "got a mask without a masked_score");
+    KernelContext ctx2;
+    CHECK_FALSE(portable::attention_out(ctx2, q, k, v, std::nullopt, fill.ref(), 1.0, 1.0, out));
+    CHECK_ERROR(ctx2, "got a masked_score without a mask");
+  }
+  SECTION("a masked score of two elements, or of int type") {
+    Owned<float> two({2}, {0, 0});
+    CHECK_FALSE(portable::attention_out(ctx, q, k, v, mask.ref(), two.ref(), 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "masked_score must hold one element", "[2]");
+    Owned<int32_t> integer({}, {0});
+    KernelContext ctx2;
+    CHECK_FALSE(portable::attention_out(ctx2, q, k, v, mask.ref(), integer.ref(), 1.0, 1.0, out));
+    CHECK_ERROR(ctx2, "masked_score");
+  }
+  SECTION("a query of rank 3") {
+    Owned<float> q3({4, 2, 8}, Owned<float>::filled({4, 2, 8}, 0));
+    CHECK_FALSE(portable::attention_out(ctx, q3, k, v, std::nullopt, std::nullopt, 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "et_portable::attention.out", "query");
+  }
+  SECTION("heads that are not a multiple of the key's") {
+    Owned<float> k3({1, 3, 5, 8}, Owned<float>::filled({1, 3, 5, 8}, 0));
+    Owned<float> v3({1, 3, 5, 3}, Owned<float>::filled({1, 3, 5, 3}, 0));
+    CHECK_FALSE(portable::attention_out(ctx, q, k3, v3, std::nullopt, std::nullopt, 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "query has 4 heads", "3");
+  }
+  SECTION("key features other than the query's") {
+    Owned<float> k7({1, 2, 5, 7}, Owned<float>::filled({1, 2, 5, 7}, 0));
+    CHECK_FALSE(portable::attention_out(ctx, q, k7, v, std::nullopt, std::nullopt, 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "key of shape [1, 2, 5, 7]", "query of shape [1, 4, 2, 8]");
+  }
+  SECTION("value positions other than the key's") {
+    Owned<float> v6({1, 2, 6, 3}, Owned<float>::filled({1, 2, 6, 3}, 0));
+    CHECK_FALSE(portable::attention_out(ctx, q, k, v6, std::nullopt, std::nullopt, 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "value of shape [1, 2, 6, 3]", "key");
+  }
+  SECTION("a float mask") {
+    Owned<float> m({2, 5}, Owned<float>::filled({2, 5}, 1));
+    CHECK_FALSE(portable::attention_out(ctx, q, k, v, m.ref(), fill.ref(), 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "mask", "bool");
+  }
+  SECTION("a mask that does not broadcast to the scores") {
+    const Mask m({3, 5}, std::vector<uint8_t>(15, 1));
+    CHECK_FALSE(portable::attention_out(ctx, q, k, v, m.ref(), fill.ref(), 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "mask of shape [3, 5]", "[1, 4, 2, 5]");
+  }
+  SECTION("out of the wrong shape") {
+    Owned<float> wrong({1, 4, 2, 8}, Owned<float>::filled({1, 4, 2, 8}, 0));
+    CHECK_FALSE(portable::attention_out(ctx, q, k, v, std::nullopt, std::nullopt, 1.0, 1.0, wrong));
+    CHECK_ERROR(ctx, "out", "[1, 4, 2, 3]");
+  }
+  SECTION("out overlapping the query") {
+    Owned<float> q3({1, 4, 2, 3}, Owned<float>::filled({1, 4, 2, 3}, 0));
+    Owned<float> k3({1, 2, 5, 3}, Owned<float>::filled({1, 2, 5, 3}, 0));
+    CHECK_FALSE(portable::attention_out(ctx, q3, k3, v, std::nullopt, std::nullopt, 1.0, 1.0, q3));
+    CHECK_ERROR(ctx, "out", "query");
+  }
+}

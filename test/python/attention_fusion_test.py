@@ -1,0 +1,92 @@
+"""et_ops.lowering.attention.fuse_attention, and export_llm using it.
+
+Two decoders with a cache, written in plain PyTorch: GPT-2 style (scores
+multiplied by 1/sqrt(d), masked_fill) and the language-model example's
+Llama (scores divided by sqrt(d), where, grouped-query attention repeating
+each key/value head for two query heads). export_llm fuses each layer's
+attention into one et_portable::attention reading the cache in place: no
+bmm, no transposed or repeated copy of the cache is left, and the program's
+logits are the same bytes as the unfused program's (fused_attention=False)
+over a prompt and decode steps, on 1 and 2 threads, and agree with the
+PyTorch model.
+"""
+
+import collections
+import copy
+import os
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import torch
+
+import cached_decoders
+import harness
+import et_ops
+import et_ops.export as ex
+from et_ops.lowering import attention
+
+MAX_SEQ_LEN = 12
+
+
+def decoders():
+    torch.manual_seed(0)
+    yield "gpt2", cached_decoders.GPT2(vocab=48, max_seq_len=MAX_SEQ_LEN, n_layer=2).eval(), 2
+    yield "llama", cached_decoders.Llama(vocab_size=48, max_seq_len=MAX_SEQ_LEN, n_layers=2, dim=64, n_heads=4,
+                                         n_kv_heads=2, hidden=96).eval(), 2
+
+
+def run(path, threads):
+    """Logits of a 5-token prompt and then 3 decode steps."""
+    session = et_ops.load(path).session(threads=threads)
+    outputs = [session.run([np.array([[3, 1, 4, 1, 5]], dtype=np.int64), np.arange(5, dtype=np.int64)])[0]]
+    for position, token in enumerate((9, 2, 6), start=5):
+        outputs.append(session.run([np.array([[token]], dtype=np.int64), np.array([position], dtype=np.int64)])[0])
+    return outputs
+
+
+def reference(model):
+    """The same prompt and steps through the PyTorch model (its cache buffers start at zero)."""
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        outputs = [model(torch.tensor([[3, 1, 4, 1, 5]]), torch.arange(5)).numpy()]
+        for position, token in enumerate((9, 2, 6), start=5):
+            outputs.append(model(torch.tensor([[token]]), torch.tensor([position])).numpy())
+    return outputs
+
+
+class FuseAttentionTest(unittest.TestCase):
+    def test_decoders(self):
+        with tempfile.TemporaryDirectory(prefix="et_ops_attention_fusion_") as directory:
+            for name, model, layers in decoders():
+                with self.subTest(decoder=name):
+                    fused = ex.export_llm(model, max_seq_len=MAX_SEQ_LEN)
+                    chain = ex.export_llm(model, max_seq_len=MAX_SEQ_LEN, fused_attention=False)
+                    ops = collections.Counter(i["op"] for i in fused._lowered.builder.instructions)
+                    chain_ops = collections.Counter(i["op"] for i in chain._lowered.builder.instructions)
+                    self.assertEqual(ops[attention.ATTENTION], layers)
+                    self.assertEqual(chain_ops[attention.BMM], 2 * layers)
+                    self.assertEqual(ops[attention.BMM] + ops[attention.SOFTMAX] + ops[attention.EXPAND_COPY], 0, ops)
+                    # Per layer: the key's transposition and the output's; only the output's is left.
+                    self.assertEqual(chain_ops[attention.PERMUTE_COPY] - ops[attention.PERMUTE_COPY], layers)
+                    paths = {}
+                    for kind, program in (("fused", fused), ("chain", chain)):
+                        paths[kind] = os.path.join(directory, f"{name}_{kind}.etp")
+                        program.save(paths[kind])
+                    expected = run(paths["chain"], 1)
+                    for threads in (1, 2):
+                        got = run(paths["fused"], threads)
+                        for step, (a, b) in enumerate(zip(got, expected)):
+                            self.assertEqual(a.tobytes(), b.tobytes(), f"step {step}, {threads} threads")
+                    for step, (a, b) in enumerate(zip(expected, reference(model))):
+                        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=f"step {step}")
+
+    def test_programs_without_attention_unchanged(self):
+        model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.Softmax(dim=-1)).eval()
+        builder = ex.export(model, (torch.randn(2, 8),))._lowered.builder
+        self.assertIs(attention.fuse_attention(builder), builder)
+
+
+if __name__ == "__main__":
+    harness.main(os.path.splitext(os.path.basename(sys.argv[0]))[0])
