@@ -226,8 +226,8 @@ def export_llm(model, max_seq_len, name=None, scheme=None, group_size=32, lowbit
     softmax(q @ k^T / divisor, masked) @ v, its key and value possibly
     repeated for groups of query heads, runs as one et_portable::attention
     reading the cache where it is (lowering.attention.fuse_attention): the
-    same bytes as the chain, without its transposed and repeated copies of
-    the cache. The header's metadata holds ``vocab_size`` and ``max_seq_len``.
+    chain's results to rounding (a score sums in another fixed order),
+    without its transposed and repeated copies of the cache. The header's metadata holds ``vocab_size`` and ``max_seq_len``.
     Raises UnsupportedError for nodes without a lowering and ValueError
     when the model does not fit the interface or its shapes are not affine
     in T.

@@ -16,9 +16,11 @@ view [B, Hkv, 1, S, D] -> expand [B, Hkv, H / Hkv, S, D] -> view) is read
 unrepeated. So a decode step no longer transposes, repeats and copies each
 layer's cache three times or more.
 
-Numerics: the fused kernel computes the chain's operators in the chain's
-order with the same arithmetic, so the program's outputs are the same bytes.
-The chain's instructions that nothing else reads go.
+Numerics: the fused kernel computes the chain's steps with the same
+arithmetic but for the order of a score's float64 sum (docs/kernels-portable.md,
+"attention"), so the program's outputs agree with the chain's to rounding,
+with the same bits on every machine. The chain's instructions that nothing
+else reads go.
 """
 
 from .._operators import portable

@@ -5,12 +5,14 @@
 // the last dimension, bmm with value, and the view and permute copies
 // around them.
 //
-// The bits are the chain's: the two products are the matrix product of
-// gemm.h (float64 sums in index order, rounded once), each score is
-// multiplied by scale and divided by divisor in float32 as mul.Scalar and
-// div.Scalar do (a factor of 1 changes nothing), and each row goes through _softmax's own
-// row function. So a program gives the same bytes whether its exporter
-// fused the chain or not, on every SIMD target.
+// The steps are the chain's but for one summation order: a score is a
+// float64 dot product of exact products in the fixed order of
+// attention_simd.h (bmm sums in index order, so the two differ in a
+// score's last bit now and then); each score is then multiplied by scale
+// and divided by divisor in float32 as mul.Scalar and div.Scalar do (a
+// factor of 1 changes nothing), each row goes through _softmax's own row
+// function, and the values product is bmm's (float64 sums in index order,
+// rounded once). The same bits on every SIMD target and thread count.
 #include <cstdint>
 #include <new>
 #include <optional>
@@ -18,7 +20,7 @@
 
 #include "checks.h"
 #include "et_ops/kernels/portable.h"
-#include "gemm.h"
+#include "attention_simd.h"
 #include "softmax.h"
 
 namespace et_ops::kernels::portable {
@@ -27,8 +29,9 @@ namespace {
 using detail::Alias;
 using detail::Shape;
 
-// The scores of at most this many elements are held at once: a prompt's
-// rows go through in blocks (one row at least).
+// The scores (and promoted query rows) of at most this many elements are
+// held at once, for the query heads that share a key/value head: a
+// prompt's rows go through in blocks (one row at least).
 constexpr int64_t kScoreBlockElements = int64_t{1} << 16;
 
 struct Attention {
@@ -123,51 +126,66 @@ void scale_and_mask(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_
   }
 }
 
-// Rows t0 .. t0 + rows of head h of batch b.
-void attend_rows(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_t rows, float* scores) {
+// Scratch for one block: the query rows promoted to float64 and their
+// scores.
+struct Scratch {
+  std::vector<double> query;
+  std::vector<float> scores;
+};
+
+// Rows t0 .. t0 + rows of the `group` query heads from h0 that share
+// key/value head kv of batch b: their scores come from one pass over the
+// key (row g * rows + r is head h0 + g, query row t0 + r), so a decode
+// step of grouped-query attention reads each key row once per tile.
+void attend_group(const Attention& a, int64_t b, int64_t kv, int64_t group, int64_t t0, int64_t rows,
+                  Scratch& scratch) {
   const TensorRef q = a.query, k = a.key, v = a.value, o = a.out;
-  const int64_t kv = h / (q.size(1) / k.size(1));
+  const int64_t h0 = kv * group;
   const int64_t length = k.size(2);
   const int64_t depth = q.size(3);
-  // scores = query rows @ key^T: key's rows are the product's columns.
-  detail::Gemm p{};
-  p.rows = rows;
-  p.cols = length;
-  p.depth = depth;
-  const float* q_rows = q.data_as<const float>() + b * q.stride(0) + h * q.stride(1) + t0 * q.stride(2);
-  const float* k_head = k.data_as<const float>() + b * k.stride(0) + kv * k.stride(1);
-  p.a = detail::GemmLhs{depth == 0 ? nullptr : q_rows, q.stride(2), {depth, 1, 1}, {q.stride(3), 0, 0}};
-  p.b.kind = detail::GemmRhs::Kind::Matrix;
-  p.b.matrix = detail::GemmMatrix{depth == 0 ? nullptr : k_head, k.stride(3), k.stride(2)};
-  p.out = detail::GemmOut{scores, length, 1, length, 0};
-  if (length > 0) detail::gemm(p);
-  scale_and_mask(a, b, h, t0, rows, length, scores);
-  for (int64_t r = 0; r < rows; ++r) detail::softmax_row(scores + r * length, scores + r * length, length);
-  // out rows = probabilities @ value.
-  p.cols = v.size(3);
-  p.depth = length;
-  const float* v_head = v.data_as<const float>() + b * v.stride(0) + kv * v.stride(1);
-  p.a = detail::GemmLhs{length == 0 ? nullptr : scores, length, {length, 1, 1}, {1, 0, 0}};
-  p.b.matrix = detail::GemmMatrix{length == 0 ? nullptr : v_head, v.stride(2), v.stride(3)};
-  float* o_rows = o.data_as<float>() + b * o.stride(0) + h * o.stride(1) + t0 * o.stride(2);
-  p.out = detail::GemmOut{o_rows, o.stride(2), o.stride(3), p.cols, 0};
-  if (p.cols > 0) detail::gemm(p);
+  double* promoted = scratch.query.data();
+  for (int64_t g = 0; g < group; ++g) {
+    const float* q_rows = q.data_as<const float>() + b * q.stride(0) + (h0 + g) * q.stride(1) + t0 * q.stride(2);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t d = 0; d < depth; ++d) *promoted++ = q_rows[r * q.stride(2) + d * q.stride(3)];
+  }
+  const detail::FloatRows key{k.data_as<const float>() + b * k.stride(0) + kv * k.stride(1), k.stride(2), k.stride(3)};
+  float* scores = scratch.scores.data();
+  detail::attention_scores(scratch.query.data(), group * rows, key, length, depth, scores);
+  for (int64_t g = 0; g < group; ++g) scale_and_mask(a, b, h0 + g, t0, rows, length, scores + g * rows * length);
+  for (int64_t r = 0; r < group * rows; ++r)
+    detail::softmax_row(scores + r * length, scores + r * length, length);
+  const detail::FloatRows value{v.data_as<const float>() + b * v.stride(0) + kv * v.stride(1), v.stride(2),
+                                v.stride(3)};
+  float* o_head = o.data_as<float>() + b * o.stride(0) + h0 * o.stride(1) + t0 * o.stride(2);
+  if (rows == 1) {  // one row per head: the group's output rows are o.stride(1) apart
+    detail::attention_values(scores, group, length, value, v.size(3), o_head, o.stride(1), o.stride(3));
+    return;
+  }
+  for (int64_t g = 0; g < group; ++g)
+    detail::attention_values(scores + g * rows * length, rows, length, value, v.size(3), o_head + g * o.stride(1),
+                             o.stride(2), o.stride(3));
 }
 
 bool run_attention(KernelContext& ctx, const Attention& a, const Shape& shape) {
+  const int64_t kv_heads = a.key.size(1);
+  const int64_t group = shape.sizes[1] / kv_heads;
   const int64_t length = shape.sizes[3];
-  const int64_t block = length == 0 ? shape.sizes[2] : std::max<int64_t>(1, kScoreBlockElements / length);
-  std::vector<float> scores;
+  const int64_t depth = a.query.size(3);
+  const int64_t widest = group * std::max<int64_t>({1, length, depth});
+  const int64_t block = std::min(shape.sizes[2], std::max<int64_t>(1, kScoreBlockElements / widest));
+  Scratch scratch;
   try {
-    scores.resize(static_cast<std::size_t>(std::min(block, shape.sizes[2]) * length));
+    scratch.query.resize(static_cast<std::size_t>(group * block * depth));
+    scratch.scores.resize(static_cast<std::size_t>(group * block * length));
   } catch (const std::bad_alloc&) {
-    return detail::fail(ctx, op_name::attention_out, "cannot allocate the scores of one query row ({} floats)",
-                        length);
+    return detail::fail(ctx, op_name::attention_out, "cannot allocate the scores of {} query rows ({} floats each)",
+                        group, length);
   }
   for (int64_t b = 0; b < shape.sizes[0]; ++b)
-    for (int64_t h = 0; h < shape.sizes[1]; ++h)
+    for (int64_t kv = 0; kv < kv_heads; ++kv)
       for (int64_t t0 = 0; t0 < shape.sizes[2]; t0 += block)
-        attend_rows(a, b, h, t0, std::min(block, shape.sizes[2] - t0), scores.data());
+        attend_group(a, b, kv, group, t0, std::min(block, shape.sizes[2] - t0), scratch);
   return ctx.ok();
 }
 

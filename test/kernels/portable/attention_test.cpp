@@ -1,5 +1,7 @@
-// et_portable::attention.out: the same bits as the chain it replaces (bmm,
-// mul.Scalar or div.Scalar, where, _softmax, bmm) for heads shared by several queries,
+// et_portable::attention.out: the bits of the chain it replaces (mul.Scalar
+// or div.Scalar, where, _softmax, bmm) after scores summed in the
+// documented order, and the unfused chain's results (bmm's scores) to
+// rounding, for heads shared by several queries,
 // masks of every broadcast, keys in a transposed layout and prompts longer
 // than one block of scores, on every SIMD target; a masked-out row; zero
 // sizes; every error.
@@ -36,11 +38,31 @@ std::vector<float> repeat_heads(const std::vector<float>& x, const Case& c, int6
   return out;
 }
 
-// The unfused chain through the portable kernels: what the exporter emits
-// without the fusion.
+// Scores [B * H, T, S] in the kernel's documented order: term d into
+// partial sum d % 8 (float64, increasing d), the partials added as
+// ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)), rounded once.
+std::vector<float> documented_scores(const Case& c, const std::vector<float>& q, const std::vector<float>& k) {
+  const auto repeated = repeat_heads(k, c, c.depth);
+  std::vector<float> scores;
+  for (int64_t i = 0; i < c.batch * c.heads; ++i)
+    for (int64_t t = 0; t < c.rows; ++t)
+      for (int64_t s = 0; s < c.length; ++s) {
+        double p[8] = {};
+        for (int64_t d = 0; d < c.depth; ++d)
+          p[d % 8] += static_cast<double>(q[static_cast<std::size_t>((i * c.rows + t) * c.depth + d)]) *
+                      repeated[static_cast<std::size_t>((i * c.length + s) * c.depth + d)];
+        scores.push_back(static_cast<float>(((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))));
+      }
+  return scores;
+}
+
+enum class Scores { Bmm, Documented };
+
+// The unfused chain through the portable kernels (what the exporter emits
+// without the fusion), its scores from bmm or in the kernel's order.
 std::vector<float> chain(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
                          const std::vector<float>& v, const Mask* mask, double scale, double divisor,
-                         double masked_score) {
+                         double masked_score, Scores order = Scores::Documented) {
   const int64_t bh = c.batch * c.heads;
   Owned<float> q3({bh, c.rows, c.depth}, q);
   // [B*H, D, S] in logical order, stored as [B*H, S, D]: the exported permute of the key.
@@ -54,8 +76,8 @@ std::vector<float> chain(const Case& c, const std::vector<float>& q, const std::
   KernelContext ctx;
   REQUIRE(portable::bmm_out(ctx, q3, kt, scores));
   const Sizes four{c.batch, c.heads, c.rows, c.length};
-  Owned<float> raw(four, scores.logical());
-  Owned<float> scaled(four, scores.logical());
+  Owned<float> raw(four, order == Scores::Bmm ? scores.logical() : documented_scores(c, q, k));
+  Owned<float> scaled(four, raw.logical());
   if (scale != 1.0) REQUIRE(portable::mul_scalar_out(ctx, raw, Scalar(scale), scaled));
   Owned<float> divided(four, scaled.logical());
   if (divisor != 1.0) REQUIRE(portable::div_scalar_out(ctx, scaled, Scalar(divisor), divided));
@@ -124,13 +146,13 @@ struct Operands {
 
 const Case kCases[] = {
     {1, 4, 4, 1, 16, 8, 8},     // one decode step
-    {1, 8, 2, 3, 13, 5, 7},     // query heads sharing key/value heads, odd sizes
+    {1, 8, 2, 3, 13, 21, 7},    // query heads sharing key/value heads, odd sizes
     {2, 2, 1, 6, 9, 16, 3},     // two batches
-    {1, 2, 2, 230, 300, 4, 6},  // more rows than one block of scores holds
+    {1, 2, 2, 230, 300, 4, 37},  // more rows than one block of scores holds
 };
 const double kDivisor = 2.8284271247461903;  // sqrt(8): not a power of two
 
-TEST_CASE("attention: the bits of the unfused chain, on every SIMD target", "[portable][attention]") {
+TEST_CASE("attention: the bits of the documented order, on every SIMD target", "[portable][attention]") {
   auto rng = et_ops::test::seeded_rng(11);
   for (const Case& c : kCases) {
     INFO("B " << c.batch << " H " << c.heads << " Hkv " << c.kv_heads << " T " << c.rows << " S " << c.length);
@@ -152,6 +174,21 @@ TEST_CASE("attention: the bits of the unfused chain, on every SIMD target", "[po
                              causal_chain) == -1);
     });
     if (c.rows > 1) CHECK(first_difference(unmasked, causal_chain) != -1);  // the mask matters
+  }
+}
+
+TEST_CASE("attention: the unfused chain's results (bmm's scores) to rounding", "[portable][attention]") {
+  auto rng = et_ops::test::seeded_rng(12);
+  for (const Case& c : kCases) {
+    const Operands o(c, rng);
+    const auto expected = chain(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -kInf, Scores::Bmm);
+    const auto got = fused(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -kInf);
+    double largest = 0, difference = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      largest = std::max(largest, std::fabs(static_cast<double>(expected[i])));
+      difference = std::max(difference, std::fabs(static_cast<double>(got[i]) - expected[i]));
+    }
+    CHECK(difference <= 1e-6 * largest);
   }
 }
 

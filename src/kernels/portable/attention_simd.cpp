@@ -1,0 +1,203 @@
+// The products of the fused attention (attention_simd.h), compiled once per
+// Highway target and dispatched at run time. Both read the cache straight
+// from where it is, one float32 row at a time, promoting as they go: a
+// score keeps its kScorePartials partial sums in float64 lanes (as many
+// vectors as that takes on the target, the same sums on every one), the
+// values product keeps float64 sums of neighbouring output columns. Query
+// rows go in tiles of up to four, so each key and value row is loaded once
+// per tile. A fused multiply-add changes nothing: every product of two
+// float32 values is exact in float64.
+#define HWY_TARGET_INCLUDE "attention_simd.cpp"
+#include "common/hwy_per_target.h"
+
+#include <algorithm>
+
+#include "attention_simd.h"
+#include "vector_math-inl.h"
+
+ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::portable::detail)
+namespace {
+
+using namespace simd::HWY_NAMESPACE;  // DD, VD, DH and DemoteToFloat
+
+constexpr int kTileRows = 4;
+constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DD()));
+constexpr int64_t kPartialVectors = kScorePartials / kLanes;  // x86 targets: 1, 2, 4 or 8
+static_assert(kPartialVectors * kLanes == kScorePartials, "the partial sums fill whole vectors");
+
+double add_partials(const double* p) { return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7])); }
+
+// add_partials of the partial sums in the vectors v[0 .. kPartialVectors),
+// in registers: neighbouring lanes, then neighbouring 128-bit blocks, then
+// halves (a + b and b + a are the same bits, so the shuffled copies' lanes
+// are too).
+template <class D>
+HWY_INLINE double add_partial_vectors(D d, const hn::Vec<D>* v) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)d;
+  double p[kScorePartials];
+  for (int64_t i = 0; i < kScorePartials; ++i) p[i] = hn::GetLane(v[i]);
+  return add_partials(p);
+#else
+  if constexpr (kLanes == 8) {
+    auto x = hn::Add(v[0], hn::Shuffle01(v[0]));
+    x = hn::Add(x, hn::SwapAdjacentBlocks(x));
+    return hn::GetLane(hn::Add(x, hn::ConcatLowerUpper(d, x, x)));
+  } else if constexpr (kLanes == 4) {
+    auto low = hn::Add(v[0], hn::Shuffle01(v[0]));
+    auto high = hn::Add(v[1], hn::Shuffle01(v[1]));
+    low = hn::Add(low, hn::SwapAdjacentBlocks(low));
+    high = hn::Add(high, hn::SwapAdjacentBlocks(high));
+    return hn::GetLane(hn::Add(low, high));
+  } else {
+    hn::Vec<D> pairs[4];
+    for (int i = 0; i < 4; ++i) pairs[i] = hn::Add(v[i], hn::Shuffle01(v[i]));
+    return hn::GetLane(hn::Add(hn::Add(pairs[0], pairs[1]), hn::Add(pairs[2], pairs[3])));
+  }
+#endif
+}
+
+// Scores of R query rows against one key row whose terms are contiguous.
+template <int R>
+void score_tile(const double* query, int64_t depth, const float* key, float* scores, int64_t length) {
+  const DD dd;
+  const DH dh;
+  VD sums[R][kPartialVectors];
+  for (int r = 0; r < R; ++r)
+    for (int64_t v = 0; v < kPartialVectors; ++v) sums[r][v] = hn::Zero(dd);
+  const int64_t whole = depth / kScorePartials * kScorePartials;
+  for (int64_t d0 = 0; d0 < whole; d0 += kScorePartials)
+    for (int64_t v = 0; v < kPartialVectors; ++v) {
+      const VD k = hn::PromoteTo(dd, hn::LoadU(dh, key + d0 + v * kLanes));
+      for (int r = 0; r < R; ++r) sums[r][v] = hn::MulAdd(hn::LoadU(dd, query + r * depth + d0 + v * kLanes), k, sums[r][v]);
+    }
+  for (int r = 0; r < R; ++r) {
+    if (whole == depth) {
+      scores[r * length] = static_cast<float>(add_partial_vectors(dd, sums[r]));
+      continue;
+    }
+    HWY_ALIGN double partials[kScorePartials];
+    for (int64_t v = 0; v < kPartialVectors; ++v) hn::Store(sums[r][v], dd, partials + v * kLanes);
+    for (int64_t d = whole; d < depth; ++d) partials[d % kScorePartials] += query[r * depth + d] * key[d];
+    scores[r * length] = static_cast<float>(add_partials(partials));
+  }
+}
+
+// The same sums for any key layout, one term at a time.
+void score_strided(const double* query, int64_t rows, const float* key, int64_t step, int64_t depth, float* scores,
+                   int64_t length) {
+  for (int64_t r = 0; r < rows; ++r) {
+    double partials[kScorePartials] = {};
+    for (int64_t d = 0; d < depth; ++d) partials[d % kScorePartials] += query[r * depth + d] * key[d * step];
+    scores[r * length] = static_cast<float>(add_partials(partials));
+  }
+}
+
+template <int R>
+void score_rows(const double* query, FloatRows key, int64_t length, int64_t depth, float* scores) {
+  for (int64_t s = 0; s < length; ++s) {
+    const float* k = key.data + s * key.row_stride;
+    if (key.col_stride == 1)
+      score_tile<R>(query, depth, k, scores + s, length);
+    else
+      score_strided(query, R, k, key.col_stride, depth, scores + s, length);
+  }
+}
+
+// Output columns [j, j + kValueVectors * kLanes) of R rows, value rows contiguous.
+constexpr int64_t kValueVectors = 2;
+template <int R>
+void value_tile(const float* p, int64_t length, FloatRows value, int64_t j, float* out, int64_t out_row_stride,
+                int64_t out_col_stride) {
+  const DD dd;
+  const DH dh;
+  VD sums[R][kValueVectors];
+  for (int r = 0; r < R; ++r)
+    for (int64_t v = 0; v < kValueVectors; ++v) sums[r][v] = hn::Zero(dd);
+  for (int64_t s = 0; s < length; ++s) {
+    const float* row = value.data + s * value.row_stride + j;
+    for (int64_t v = 0; v < kValueVectors; ++v) {
+      const VD x = hn::PromoteTo(dd, hn::LoadU(dh, row + v * kLanes));
+      for (int r = 0; r < R; ++r)
+        sums[r][v] = hn::MulAdd(hn::Set(dd, static_cast<double>(p[r * length + s])), x, sums[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int64_t v = 0; v < kValueVectors; ++v) {
+      HWY_ALIGN float lanes[kLanes];
+      hn::Store(DemoteToFloat(dh, sums[r][v]), dh, lanes);
+      for (int64_t i = 0; i < kLanes; ++i) out[r * out_row_stride + (j + v * kLanes + i) * out_col_stride] = lanes[i];
+    }
+}
+
+// One output element at a time, for the columns past the vectors and any layout.
+void value_column(const float* p, int64_t rows, int64_t length, FloatRows value, int64_t j, float* out,
+                  int64_t out_row_stride, int64_t out_col_stride) {
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (int64_t s = 0; s < length; ++s)
+      sum += static_cast<double>(p[r * length + s]) * value.data[s * value.row_stride + j * value.col_stride];
+    out[r * out_row_stride + j * out_col_stride] = static_cast<float>(sum);
+  }
+}
+
+template <int R>
+void value_rows(const float* p, int64_t length, FloatRows value, int64_t cols, float* out, int64_t out_row_stride,
+                int64_t out_col_stride) {
+  constexpr int64_t width = kValueVectors * kLanes;
+  int64_t j = 0;
+  if (value.col_stride == 1)
+    for (; j + width <= cols; j += width) value_tile<R>(p, length, value, j, out, out_row_stride, out_col_stride);
+  for (; j < cols; ++j) value_column(p, R, length, value, j, out, out_row_stride, out_col_stride);
+}
+
+// Runs f.template operator()<R> on tiles of R <= kTileRows rows.
+template <typename F>
+void for_each_tile(int64_t rows, const F& f) {
+  int64_t r = 0;
+  for (; r + kTileRows <= rows; r += kTileRows) f(std::integral_constant<int, kTileRows>(), r);
+  switch (rows - r) {
+    case 3: f(std::integral_constant<int, 3>(), r); break;
+    case 2: f(std::integral_constant<int, 2>(), r); break;
+    case 1: f(std::integral_constant<int, 1>(), r); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+void AttentionScores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth, float* scores) {
+  for_each_tile(rows, [&](auto tile, int64_t r) {
+    score_rows<decltype(tile)::value>(query + r * depth, key, length, depth, scores + r * length);
+  });
+}
+
+void AttentionValues(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
+                     float* out, int64_t out_row_stride, int64_t out_col_stride) {
+  for_each_tile(rows, [&](auto tile, int64_t r) {
+    value_rows<decltype(tile)::value>(probabilities + r * length, length, value, cols, out + r * out_row_stride,
+                                      out_row_stride, out_col_stride);
+  });
+}
+
+ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::portable::detail)
+
+#if HWY_ONCE
+namespace et_ops::kernels::portable::detail {
+
+HWY_EXPORT(AttentionScores);
+HWY_EXPORT(AttentionValues);
+
+void attention_scores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth,
+                      float* scores) {
+  HWY_DYNAMIC_DISPATCH(AttentionScores)(query, rows, key, length, depth, scores);
+}
+
+void attention_values(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
+                      float* out, int64_t out_row_stride, int64_t out_col_stride) {
+  HWY_DYNAMIC_DISPATCH(AttentionValues)(probabilities, rows, length, value, cols, out, out_row_stride,
+                                        out_col_stride);
+}
+
+}  // namespace et_ops::kernels::portable::detail
+#endif  // HWY_ONCE

@@ -1,0 +1,38 @@
+// The two products of et_portable::attention (attention.cpp), vectorised
+// per Highway target with one summation order for all of them, so the
+// bits are the same on every CPU.
+#ifndef ET_OPS_SRC_KERNELS_PORTABLE_ATTENTION_SIMD_H
+#define ET_OPS_SRC_KERNELS_PORTABLE_ATTENTION_SIMD_H
+
+#include <cstdint>
+
+namespace et_ops::kernels::portable::detail {
+
+// The order of a score's sum: term d of a dot product goes to partial sum
+// d % kScorePartials (each partial adds its terms in increasing d from
+// +0.0, every product exact in float64), and the partials are added as
+// ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)), rounded to float32 once.
+inline constexpr int64_t kScorePartials = 8;
+
+// A matrix of floats: element (i, j) at data[i * row_stride + j * col_stride].
+struct FloatRows {
+  const float* data;
+  int64_t row_stride, col_stride;
+};
+
+// scores[r * length + s] = query row r . key row s (depth terms, in the
+// order above), for r < rows and s < length; `query` holds the rows
+// promoted to float64, `depth` apart.
+void attention_scores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth,
+                      float* scores);
+
+// out(r, j) = sum over s of probabilities[r * length + s] * value(s, j), for
+// r < rows and j < cols: from +0.0 in increasing s, each product exact in
+// float64 and each sum rounded to float64, rounded to float32 once (the
+// order of gemm.h, so the bits of bmm).
+void attention_values(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
+                      float* out, int64_t out_row_stride, int64_t out_col_stride);
+
+}  // namespace et_ops::kernels::portable::detail
+
+#endif  // ET_OPS_SRC_KERNELS_PORTABLE_ATTENTION_SIMD_H
