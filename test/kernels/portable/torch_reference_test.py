@@ -25,7 +25,8 @@ agree how (docs/kernels-portable.md states the same):
   vector loops fuse self + alpha * other, its scalar loops do not);
 - within RTOL relative to the sum of the magnitudes of the terms of each
   result: mm, addmm, linear, convolution (PyTorch sums in float32);
-  relative to the result: softmax;
+  relative to the result: softmax; relative to softmax(scores) @ |value|
+  (float64): attention;
 - and mm, addmm, linear, convolution equal PyTorch's float64 result rounded
   to float32 (ours sum in float64 and round once), bit for bit, but where
   that float64 result lies closer to a float32 rounding boundary than the
@@ -614,6 +615,47 @@ def softmax_cases(suite, gen):
                  [r.tensor_in(x, CHANNELS_LAST), {"int": 1}, {"bool": False}, spec],
                  lambda out=out, ref=ref: within_bound(r.read(out), ref, ref.abs()))
 
+def attention_reference(q, k, v, mask, fill, scale, divisor):
+    """softmax(where(mask, q @ k^T * scale / divisor, fill)) @ v, each key/value head repeated for its query heads."""
+    group = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    scores = q @ k.transpose(-2, -1) * scale / divisor
+    if mask is not None:
+        scores = torch.where(mask, scores, fill)
+    p = torch.softmax(scores, dim=-1)
+    return p @ v, p
+
+
+def attention_cases(suite, gen):
+    """et_portable::attention against PyTorch's own chain: within RTOL of softmax(scores) @ |value|."""
+    r = suite.request
+    # query [B, H, T, D], key/value heads, positions S, value features, mask shape, scale, divisor, key layout
+    for b, h, kv, t, s, d, dv, mask_shape, scale, divisor, key_order in [
+            (1, 12, 12, 1, 256, 64, 64, [1, 256], 1.0, 8.0, CONTIGUOUS),
+            (1, 8, 2, 5, 13, 21, 7, [5, 13], 1.0, 4.58257569495584, CONTIGUOUS),
+            (2, 4, 1, 3, 9, 16, 16, [2, 1, 3, 9], 0.25, 1.0, (0, 1, 3, 2)),
+            (1, 2, 2, 4, 6, 8, 5, None, 1.0, 2.0, CONTIGUOUS)]:
+        q = random_values([b, h, t, d], torch.float32, gen)
+        k = random_values([b, kv, s, d], torch.float32, gen)
+        v = random_values([b, kv, s, dv], torch.float32, gen)
+        mask = None if mask_shape is None else torch.rand(mask_shape, generator=gen) < 0.8
+        if mask is not None:
+            mask[..., 0] = True  # every row attends somewhere
+        fill = torch.tensor(-float("inf"))
+        ref, _ = attention_reference(q, k, v, mask, fill, scale, divisor)
+        ref64, p64 = attention_reference(q.double(), k.double(), v.double(), mask, fill.double(), scale, divisor)
+        bound = p64 @ v.double().abs().repeat_interleave(h // kv, dim=1)
+        spec, out = r.tensor_out(torch.float32, ref.shape)
+        masking = [{"none": None}, {"none": None}] if mask is None else [r.tensor_in(mask), r.tensor_in(fill)]
+        suite.expect(f"attention q{[b, h, t, d]} kv heads {kv} S {s} Dv {dv} mask {mask_shape} key order {key_order}",
+                     "et_portable::attention.out",
+                     [r.tensor_in(q), r.tensor_in(k, key_order), r.tensor_in(v)] + masking +
+                     [{"double": scale}, {"double": divisor}, spec],
+                     lambda out=out, ref=ref, ref64=ref64, bound=bound: both(
+                         lambda: within_bound(r.read(out), ref, bound),
+                         lambda: within_bound(r.read(out), ref64.float(), bound)))
+
+
 ARITHMETIC = [torch.float32, torch.float64, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64]
 FLOATING = [torch.float32, torch.float64]
 
@@ -930,7 +972,8 @@ def main():
     gen = torch.Generator().manual_seed(SEED)
     suite = Suite(sys.argv[1])
     for cases in (elementwise_cases, arithmetic_cases, activation_cases, copy_cases, more_copy_cases, matmul_cases, linear_cases,
-                  conv_cases, midpoint_cases, pool_cases, average_pool_cases, mean_cases, softmax_cases):
+                  conv_cases, midpoint_cases, pool_cases, average_pool_cases, mean_cases, softmax_cases,
+                  attention_cases):
         cases(suite, gen)
     return suite.run()
 
