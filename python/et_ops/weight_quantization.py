@@ -109,15 +109,16 @@ def dequantize_per_channel(input, scales, zero_points, axis, quant_min, quant_ma
 
 
 def unpack_int4(packed):
-    """[N, K/2] uint8 -> [N, K] int64 in [-8, 7]: even elements in the high nibble, value = nibble - 8."""
-    high = (packed.long() >> 4) & 0xF
-    low = packed.long() & 0xF
-    return torch.stack((high, low), dim=-1).reshape(packed.shape[0], -1) - 8
+    """[N, K/2] uint8 -> [N, K] int8 in [-8, 7]: even elements in the high nibble, value = nibble - 8.
+
+    In bytes throughout: a 1.1B-parameter model's weights are unpacked at each of export_llm's traces."""
+    nibbles = torch.stack((packed >> 4, packed & 0xF), dim=-1).reshape(packed.shape[0], -1)
+    return nibbles.to(torch.int8) - 8
 
 
 def pack_int4(values):
     """[N, K] integers in [-8, 7] (K even) -> [N, K/2] uint8, the layout unpack_int4 reads."""
-    nibbles = (values.long() + 8).reshape(values.shape[0], -1, 2)
+    nibbles = (values.to(torch.int16) + 8).reshape(values.shape[0], -1, 2)
     return ((nibbles[..., 0] << 4) | nibbles[..., 1]).to(torch.uint8)
 
 
@@ -144,7 +145,14 @@ def embedding_byte(weight, weight_scales, weight_zero_points, weight_quant_min, 
 
 @_implements("embedding_4bit")
 def embedding_4bit(weight, weight_scales, weight_zero_points, weight_quant_min, weight_quant_max, indices):
-    return F.embedding(indices, _grouped(unpack_int4(weight), weight_scales, weight_zero_points))
+    # The rows that indices name, dequantized alone: each row's values depend on that row only.
+    flat = indices.reshape(-1)
+    if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= weight.shape[0]):
+        raise IndexError(f"embedding_4bit: an index is outside the {weight.shape[0]} rows (as F.embedding reports)")
+    scales = weight_scales.reshape(weight.shape[0], -1)[flat]
+    zero_points = None if weight_zero_points is None else weight_zero_points.reshape(weight.shape[0], -1)[flat]
+    rows = _grouped(unpack_int4(weight[flat]), scales, zero_points)
+    return rows.reshape(tuple(indices.shape) + (rows.shape[-1],))
 
 
 ops = torch.ops.et_ops_reference

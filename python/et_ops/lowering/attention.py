@@ -17,8 +17,8 @@ unrepeated. So a decode step no longer transposes, repeats and copies each
 layer's cache three times or more.
 
 Numerics: the fused kernel computes the chain's steps with the same
-arithmetic but for the order of a score's float64 sum (docs/kernels-portable.md,
-"attention"), so the program's outputs agree with the chain's to rounding,
+arithmetic but for the order of a score's float64 sum (the portable kernels'
+documentation, "attention", gives it), so the program's outputs agree with the chain's to rounding,
 with the same bits on every machine. The chain's instructions that nothing
 else reads go.
 """
