@@ -174,7 +174,10 @@ bool run_attention(KernelContext& ctx, const Attention& a, const Shape& shape) {
   const int64_t depth = a.query.size(3);
   const int64_t widest = group * std::max<int64_t>({1, length, depth});
   const int64_t block = std::min(shape.sizes[2], std::max<int64_t>(1, kScoreBlockElements / widest));
-  Scratch scratch;
+  // The calling thread's scratch, kept from call to call: a prompt's scores
+  // are large enough that allocating them per call would map and fault
+  // fresh pages every time.
+  thread_local Scratch scratch;
   try {
     scratch.query.resize(static_cast<std::size_t>(group * block * depth));
     scratch.scores.resize(static_cast<std::size_t>(group * block * length));

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -136,36 +137,43 @@ std::optional<Shape> check_arguments(KernelContext& ctx, const LowbitOperator& o
 
 // ---- activations: the reference's per-token quantization ----
 
+// The per-token int8 activations of an 8da* call, in the layout the blocks
+// read.
 struct Activations {
   std::vector<int8_t> q;         // [T][groups][padded_group], zeros in the padding
   std::vector<int32_t> qsums;    // [T][groups]
   std::vector<int64_t> zero_points;
   std::vector<double> scales;    // [T]: s_t (a binary32 value)
+  std::vector<int8_t> rows;      // [T][K]: the quantized rows before regrouping
 };
 
-std::optional<Activations> quantize_activations(KernelContext& ctx, TensorRef input, const lowbit::Geometry& g,
-                                                int64_t tokens) {
+// Quantizes `tokens` rows of input into a (its buffers keep their capacity:
+// assign and resize allocate only past it).
+bool quantize_activations(KernelContext& ctx, TensorRef input, const lowbit::Geometry& g, int64_t tokens,
+                          Activations& a) {
   const auto t_count = static_cast<std::size_t>(tokens);
-  Activations a{std::vector<int8_t>(t_count * g.groups * g.padded_group), std::vector<int32_t>(t_count * g.groups),
-                std::vector<int64_t>(t_count), std::vector<double>(t_count)};
-  std::vector<int8_t> q(t_count * g.in);
+  a.q.assign(t_count * g.groups * g.padded_group, 0);
+  a.qsums.resize(t_count * g.groups);
+  a.zero_points.resize(t_count);
+  a.scales.resize(t_count);
+  a.rows.resize(t_count * g.in);
   const auto k = static_cast<int64_t>(g.in);
   const Tensor rows(DType::Float32, const_cast<void*>(input.data()), {tokens, k});
   const Tensor scale_out(DType::Float64, a.scales.data(), {tokens, 1});
   const Tensor zp_out(DType::Int64, a.zero_points.data(), {tokens, 1});
-  const Tensor q_out(DType::Int8, q.data(), {tokens, k});
+  const Tensor q_out(DType::Int8, a.rows.data(), {tokens, k});
   if (!detail::choose_qparams_per_token(ctx, rows.ref(), scale_out.ref(), zp_out.ref()) ||
       !detail::quantize_per_token(ctx, rows.ref(), scale_out.ref(), zp_out.ref(), -128, 127, DType::Int8, q_out.ref()))
-    return std::nullopt;
+    return false;
   for (std::size_t t = 0; t < t_count; ++t)
     for (std::size_t grp = 0; grp < g.groups; ++grp) {
-      const int8_t* from = q.data() + t * g.in + grp * g.group_size;
+      const int8_t* from = a.rows.data() + t * g.in + grp * g.group_size;
       std::copy(from, from + g.group_size, a.q.data() + (t * g.groups + grp) * g.padded_group);
       int32_t sum = 0;
       for (std::size_t i = 0; i < g.group_size; ++i) sum += from[i];
       a.qsums[t * g.groups + grp] = sum;
     }
-  return a;
+  return true;
 }
 
 // ---- the product, block by block ----
@@ -296,11 +304,18 @@ bool run_lowbit_linear(KernelContext& ctx, const LowbitLinear& state, const RunE
   if (out.numel() == 0) return true;
   Product p{&state, nullptr, input.data_as<float>(), bias ? bias->data_as<float>() : nullptr, out.data_as<float>(),
             static_cast<std::size_t>(input.numel()) / g.in, 1};
-  std::optional<Activations> activations;
   if (o.dynamic) {
-    activations = quantize_activations(ctx, input, g, static_cast<int64_t>(p.tokens));
-    if (!activations) return false;
-    p.activations = &*activations;
+    // The calling thread's buffers, kept from call to call: a prompt's
+    // activations are large enough that allocating them per call would map
+    // and fault fresh pages every time (and the heap's trimming makes other
+    // kernels' allocations do the same).
+    thread_local Activations activations;
+    try {
+      if (!quantize_activations(ctx, input, g, static_cast<int64_t>(p.tokens), activations)) return false;
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, o.op, "cannot allocate the per-token activations of {} tokens", p.tokens);
+    }
+    p.activations = &activations;
   }
   auto* pool = static_cast<pthreadpool_t>(env.threadpool);
   p.tasks = pool == nullptr ? 1 : std::min<std::size_t>(std::max<uint32_t>(env.thread_count, 1), g.blocks);
