@@ -4,7 +4,9 @@
 // outputs are read after it); state tensors live for the run state's whole
 // life. A tensor with symbolic sizes is planned at its largest. Walking the instructions in order, tensors are
 // placed best-fit into freed blocks when they start and released after their
-// last use; two tensors named by the same instruction never share bytes.
+// last use; two tensors named by the same instruction never share bytes, but
+// for a view_copy whose contiguous input ends there: its output takes the
+// input's bytes (views_in_place), and copying them onto themselves is free.
 #include "runtime/memory_plan.h"
 
 #include <fmt/format.h>
@@ -134,6 +136,37 @@ std::vector<Lifetime> lifetimes(const ProgramModel& model, uint64_t max_bytes) {
   return tensors;
 }
 
+bool contiguous(const TensorSpec& spec) {
+  for (std::size_t d = 0; d < spec.dim_order.size(); ++d)
+    if (spec.dim_order[d] != d) return false;
+  return true;
+}
+
+// out -> self of every view_copy whose out can take self's bytes: self
+// (not an input, output or state) is made before and last needed there, out first needed
+// there, both contiguous (so the same bytes in the same order) and of the
+// same planned size. The kernel's copy onto itself is then no copy at all.
+std::map<uint32_t, uint32_t> views_in_place(const ProgramModel& model, const std::vector<Lifetime>& tensors) {
+  std::map<uint32_t, const Lifetime*> by_value;
+  for (const Lifetime& t : tensors) by_value[t.value] = &t;
+  std::map<uint32_t, uint32_t> in_place;
+  for (std::size_t i = 0; i < model.instructions.size(); ++i) {
+    const InstructionModel& instruction = model.instructions[i];
+    if (instruction.op != "aten::view_copy.out" || instruction.args.size() != 3) continue;
+    const auto self = by_value.find(instruction.args[0]);
+    const auto out = by_value.find(instruction.args[2]);
+    if (self == by_value.end() || out == by_value.end() || self->first == out->first) continue;
+    const Lifetime& s = *self->second;
+    const Lifetime& o = *out->second;
+    const TensorSpec& s_spec = model.values[s.value].tensor.spec;
+    const TensorSpec& o_spec = model.values[o.value].tensor.spec;
+    if (s.first < i && s.last == i && o.first == i && s.bytes == o.bytes && s_spec.dtype == o_spec.dtype && contiguous(s_spec) &&
+        contiguous(o_spec))
+      in_place[o.value] = s.value;
+  }
+  return in_place;
+}
+
 // Starts in instruction order; the larger first among tensors that start
 // together, which keeps fragmentation down.
 void order_by_start(std::vector<Lifetime>& tensors) {
@@ -148,6 +181,8 @@ void order_by_start(std::vector<Lifetime>& tensors) {
 
 MemoryPlan plan_memory(const ProgramModel& model, uint64_t max_bytes) {
   std::vector<Lifetime> tensors = lifetimes(model, max_bytes);
+  const std::map<uint32_t, uint32_t> in_place = views_in_place(model, tensors);
+  std::set<uint32_t> handed_over;  // views' inputs whose bytes their view now owns
   order_by_start(tensors);
   std::multimap<std::size_t, const Lifetime*> ending;  // last instruction -> tensor
   MemoryPlan plan;
@@ -157,12 +192,19 @@ MemoryPlan plan_memory(const ProgramModel& model, uint64_t max_bytes) {
   uint64_t live = 0;
   for (std::size_t i = 0; i < model.instructions.size() || next < tensors.size(); ++i) {
     for (; next < tensors.size() && tensors[next].first <= i; ++next) {
-      plan.offsets[tensors[next].value] = arena.allocate(tensors[next].bytes);
-      live += tensors[next].bytes;
-      if (tensors[next].last != kNever) ending.emplace(tensors[next].last, &tensors[next]);
+      const Lifetime& t = tensors[next];
+      if (const auto view = in_place.find(t.value); view != in_place.end()) {
+        plan.offsets[t.value] = plan.offsets[view->second];
+        handed_over.insert(view->second);
+      } else {
+        plan.offsets[t.value] = arena.allocate(t.bytes);
+        live += t.bytes;
+      }
+      if (t.last != kNever) ending.emplace(t.last, &t);
     }
     plan.peak_live_bytes = std::max(plan.peak_live_bytes, live);
     for (auto [begin, end] = ending.equal_range(i); begin != end; ++begin) {
+      if (handed_over.count(begin->second->value) != 0) continue;
       arena.release(plan.offsets[begin->second->value], begin->second->bytes);
       live -= begin->second->bytes;
     }

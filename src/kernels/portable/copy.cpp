@@ -185,7 +185,7 @@ bool view_copy_out(KernelContext& ctx, TensorRef self, IntList size, TensorRef o
   // Contiguous memory is logical order: one memmove, which also makes
   // out == self (same data) a harmless no-op.
   if (both_contiguous && (!detail::overlaps(out, self) || out.data() == self.data())) {
-    if (self.numel() > 0) std::memmove(out.data(), self.data(), self.nbytes());
+    if (self.numel() > 0 && out.data() != self.data()) std::memmove(out.data(), self.data(), self.nbytes());
     return ctx.ok();
   }
   if (!detail::check_no_overlap(ctx, op, "out", out, "self", self, detail::Alias::Forbidden)) return false;
