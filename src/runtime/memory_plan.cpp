@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 
+#include "et_ops/kernels/portable_operators.h"  // op_name::view_copy_out: aten's name, whoever provides it
 #include "runtime/load_errors.h"
 
 namespace et_ops::runtime {
@@ -152,7 +153,7 @@ std::map<uint32_t, uint32_t> views_in_place(const ProgramModel& model, const std
   std::map<uint32_t, uint32_t> in_place;
   for (std::size_t i = 0; i < model.instructions.size(); ++i) {
     const InstructionModel& instruction = model.instructions[i];
-    if (instruction.op != "aten::view_copy.out" || instruction.args.size() != 3) continue;
+    if (instruction.op != kernels::portable::op_name::view_copy_out || instruction.args.size() != 3) continue;
     const auto self = by_value.find(instruction.args[0]);
     const auto out = by_value.find(instruction.args[2]);
     if (self == by_value.end() || out == by_value.end() || self->first == out->first) continue;
