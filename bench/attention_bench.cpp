@@ -3,7 +3,8 @@
 // heads for grouped-query attention) and beside memcpy of the cache bytes
 // it reads, measured in the same run, on one layer of stories110m's and
 // TinyLlama's shapes: a decode step (T = 1) and a 128-token prompt, over a
-// cache of 256 positions. bytes_per_second is the key and value bytes one
+// cache of 256 positions (and a decode step over 2048), the rows at the
+// middle of the cache. bytes_per_second is the key and value bytes one
 // call reads; fused / memcpy is the share of the memory-bound limit.
 //
 //   attention_bench --benchmark_filter=decode
@@ -151,6 +152,7 @@ void shapes(benchmark::internal::Benchmark* b) {
     b->Args({12, 12, rows, 256, 64});  // stories110m
     b->Args({32, 4, rows, 256, 64});   // TinyLlama
   }
+  b->Args({12, 12, 1, 2048, 64});  // stories110m's decode halfway through a cache of 2048
 }
 
 BENCHMARK(fused)->Name("attention/fused")->Apply(shapes);

@@ -13,13 +13,21 @@
 // factor of 1 changes nothing), each row goes through _softmax's own row
 // function, and the values product is bmm's (float64 sums in index order,
 // rounded once). The same bits on every SIMD target and thread count.
+// Only what the result depends on is read: positions the mask hides from
+// a whole row are not scored (they take masked_score), positions whose
+// probability is 0 add no value row. Against the chain that changes no bit
+// unless the cache holds an infinity or NaN where a row does not look.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <new>
 #include <optional>
 #include <vector>
 
 #include "checks.h"
 #include "et_ops/kernels/portable.h"
+#include "activation_simd.h"
 #include "attention_simd.h"
 #include "softmax.h"
 
@@ -112,25 +120,90 @@ bool check_attention(KernelContext& ctx, const Attention& a, Shape& scores) {
                                                Alias::Forbidden)));
 }
 
-// scores[r, s] = scores[r, s] * scale / divisor, then masked_score where the mask is false.
+const uint8_t* mask_row(const Attention& a, int64_t b, int64_t h, int64_t t) {
+  return static_cast<const uint8_t*>(a.mask->data()) + b * a.mask_strides[0] + h * a.mask_strides[1] +
+         t * a.mask_strides[2];
+}
+
+// The positions rows t0 .. t0 + rows of head h attend, from each row's
+// first position the mask keeps to its last (all of them without a mask):
+// only those are scored, a causal mask's future is not read.
+void attended_spans(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_t rows, int64_t length,
+                    detail::Span* spans) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if (!a.mask) {
+      spans[r] = {0, length};
+      continue;
+    }
+    const uint8_t* m = mask_row(a, b, h, t0 + r);
+    const int64_t step = a.mask_strides[3];
+    int64_t begin = 0, end = length;
+    while (begin < end && m[begin * step] == 0) ++begin;
+    while (end > begin && m[(end - 1) * step] == 0) --end;
+    spans[r] = {begin, end};
+  }
+}
+
+// scores[r, s] = scores[r, s] * scale / divisor, then masked_score where the
+// mask is false (outside a row's span, which was not scored, all of it).
 void scale_and_mask(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_t rows, int64_t length,
-                    float* scores) {
-  const auto* mask = a.mask ? static_cast<const uint8_t*>(a.mask->data()) : nullptr;
+                    const detail::Span* spans, float* scores) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = scores + r * length;
-    for (int64_t s = 0; s < length; ++s) row[s] = row[s] * a.scale / a.divisor;
-    if (mask == nullptr) continue;
-    const uint8_t* m = mask + b * a.mask_strides[0] + h * a.mask_strides[1] + (t0 + r) * a.mask_strides[2];
-    for (int64_t s = 0; s < length; ++s)
+    const detail::Span span = spans[r];
+    for (int64_t s = span.begin; s < span.end; ++s) row[s] = row[s] * a.scale / a.divisor;
+    if (!a.mask) continue;
+    std::fill(row, row + span.begin, a.masked_score_value);
+    std::fill(row + span.end, row + length, a.masked_score_value);
+    const uint8_t* m = mask_row(a, b, h, t0 + r);
+    for (int64_t s = span.begin; s < span.end; ++s)
       if (m[s * a.mask_strides[3]] == 0) row[s] = a.masked_score_value;
   }
 }
 
-// Scratch for one block: the query rows promoted to float64 and their
-// scores.
+// A row's softmax, over its span alone when every position outside it
+// would come out exactly 0 (exp(masked_score - max) is 0 and the span holds
+// no NaN): the same bits as the whole row's, whose sum only adds those
+// zeros, without an exponential per masked position. Else the whole row.
+void softmax_of_row(const Attention& a, float* row, int64_t length, detail::Span span) {
+  const bool masked_outside = a.mask && (span.begin > 0 || span.end < length);
+  if (masked_outside && span.begin < span.end) {
+    float max = -std::numeric_limits<float>::infinity();
+    bool nan = false;
+    for (int64_t s = span.begin; s < span.end && !nan; ++s) {
+      nan = std::isnan(row[s]);
+      max = std::max(max, row[s]);
+    }
+    float outside = a.masked_score_value - max;
+    if (!nan && a.masked_score_value < max) simd::apply<simd::Unary::Exp>(&outside, &outside, 1, simd::UnaryParams{});
+    if (!nan && a.masked_score_value < max && outside == 0.0f) {
+      detail::softmax_row(row + span.begin, row + span.begin, span.end - span.begin);
+      std::fill(row, row + span.begin, 0.0f);
+      std::fill(row + span.end, row + length, 0.0f);
+      return;
+    }
+  }
+  detail::softmax_row(row, row, length);
+}
+
+// The positions of each row from its first probability that is not zero to
+// its last: the values product skips the rest (a masked future, typically).
+void weighted_spans(const float* probabilities, int64_t rows, int64_t length, detail::Span* spans) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = probabilities + r * length;
+    int64_t begin = 0, end = length;
+    while (begin < end && p[begin] == 0.0f) ++begin;
+    while (end > begin && p[end - 1] == 0.0f) --end;
+    spans[r] = {begin, end};
+  }
+}
+
+// Scratch for one block: the query rows promoted to float64, their scores
+// and the spans of positions each row needs.
 struct Scratch {
   std::vector<double> query;
   std::vector<float> scores;
+  std::vector<detail::Span> spans;
 };
 
 // Rows t0 .. t0 + rows of the `group` query heads from h0 that share
@@ -151,20 +224,23 @@ void attend_group(const Attention& a, int64_t b, int64_t kv, int64_t group, int6
   }
   const detail::FloatRows key{k.data_as<const float>() + b * k.stride(0) + kv * k.stride(1), k.stride(2), k.stride(3)};
   float* scores = scratch.scores.data();
-  detail::attention_scores(scratch.query.data(), group * rows, key, length, depth, scores);
-  for (int64_t g = 0; g < group; ++g) scale_and_mask(a, b, h0 + g, t0, rows, length, scores + g * rows * length);
-  for (int64_t r = 0; r < group * rows; ++r)
-    detail::softmax_row(scores + r * length, scores + r * length, length);
+  detail::Span* spans = scratch.spans.data();
+  for (int64_t g = 0; g < group; ++g) attended_spans(a, b, h0 + g, t0, rows, length, spans + g * rows);
+  detail::attention_scores(scratch.query.data(), group * rows, key, length, depth, spans, scores);
+  for (int64_t g = 0; g < group; ++g)
+    scale_and_mask(a, b, h0 + g, t0, rows, length, spans + g * rows, scores + g * rows * length);
+  for (int64_t r = 0; r < group * rows; ++r) softmax_of_row(a, scores + r * length, length, spans[r]);
+  weighted_spans(scores, group * rows, length, spans);
   const detail::FloatRows value{v.data_as<const float>() + b * v.stride(0) + kv * v.stride(1), v.stride(2),
                                 v.stride(3)};
   float* o_head = o.data_as<float>() + b * o.stride(0) + h0 * o.stride(1) + t0 * o.stride(2);
   if (rows == 1) {  // one row per head: the group's output rows are o.stride(1) apart
-    detail::attention_values(scores, group, length, value, v.size(3), o_head, o.stride(1), o.stride(3));
+    detail::attention_values(scores, group, length, value, v.size(3), spans, o_head, o.stride(1), o.stride(3));
     return;
   }
   for (int64_t g = 0; g < group; ++g)
-    detail::attention_values(scores + g * rows * length, rows, length, value, v.size(3), o_head + g * o.stride(1),
-                             o.stride(2), o.stride(3));
+    detail::attention_values(scores + g * rows * length, rows, length, value, v.size(3), spans + g * rows,
+                             o_head + g * o.stride(1), o.stride(2), o.stride(3));
 }
 
 bool run_attention(KernelContext& ctx, const Attention& a, const Shape& shape) {
@@ -181,6 +257,7 @@ bool run_attention(KernelContext& ctx, const Attention& a, const Shape& shape) {
   try {
     scratch.query.resize(static_cast<std::size_t>(group * block * depth));
     scratch.scores.resize(static_cast<std::size_t>(group * block * length));
+    scratch.spans.resize(static_cast<std::size_t>(group * block));
   } catch (const std::bad_alloc&) {
     return detail::fail(ctx, op_name::attention_out, "cannot allocate the scores of {} query rows ({} floats each)",
                         group, length);

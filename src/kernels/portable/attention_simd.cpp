@@ -94,8 +94,8 @@ void score_strided(const double* query, int64_t rows, const float* key, int64_t 
 }
 
 template <int R>
-void score_rows(const double* query, FloatRows key, int64_t length, int64_t depth, float* scores) {
-  for (int64_t s = 0; s < length; ++s) {
+void score_rows(const double* query, FloatRows key, Span span, int64_t length, int64_t depth, float* scores) {
+  for (int64_t s = span.begin; s < span.end; ++s) {
     const float* k = key.data + s * key.row_stride;
     if (key.col_stride == 1)
       score_tile<R>(query, depth, k, scores + s, length);
@@ -107,14 +107,14 @@ void score_rows(const double* query, FloatRows key, int64_t length, int64_t dept
 // Output columns [j, j + kValueVectors * kLanes) of R rows, value rows contiguous.
 constexpr int64_t kValueVectors = 2;
 template <int R>
-void value_tile(const float* p, int64_t length, FloatRows value, int64_t j, float* out, int64_t out_row_stride,
-                int64_t out_col_stride) {
+void value_tile(const float* p, int64_t length, FloatRows value, Span span, int64_t j, float* out,
+                int64_t out_row_stride, int64_t out_col_stride) {
   const DD dd;
   const DH dh;
   VD sums[R][kValueVectors];
   for (int r = 0; r < R; ++r)
     for (int64_t v = 0; v < kValueVectors; ++v) sums[r][v] = hn::Zero(dd);
-  for (int64_t s = 0; s < length; ++s) {
+  for (int64_t s = span.begin; s < span.end; ++s) {
     const float* row = value.data + s * value.row_stride + j;
     for (int64_t v = 0; v < kValueVectors; ++v) {
       const VD x = hn::PromoteTo(dd, hn::LoadU(dh, row + v * kLanes));
@@ -131,52 +131,68 @@ void value_tile(const float* p, int64_t length, FloatRows value, int64_t j, floa
 }
 
 // One output element at a time, for the columns past the vectors and any layout.
-void value_column(const float* p, int64_t rows, int64_t length, FloatRows value, int64_t j, float* out,
+void value_column(const float* p, int64_t rows, int64_t length, FloatRows value, Span span, int64_t j, float* out,
                   int64_t out_row_stride, int64_t out_col_stride) {
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0.0;
-    for (int64_t s = 0; s < length; ++s)
+    for (int64_t s = span.begin; s < span.end; ++s)
       sum += static_cast<double>(p[r * length + s]) * value.data[s * value.row_stride + j * value.col_stride];
     out[r * out_row_stride + j * out_col_stride] = static_cast<float>(sum);
   }
 }
 
 template <int R>
-void value_rows(const float* p, int64_t length, FloatRows value, int64_t cols, float* out, int64_t out_row_stride,
-                int64_t out_col_stride) {
+void value_rows(const float* p, int64_t length, FloatRows value, Span span, int64_t cols, float* out,
+                int64_t out_row_stride, int64_t out_col_stride) {
   constexpr int64_t width = kValueVectors * kLanes;
   int64_t j = 0;
   if (value.col_stride == 1)
-    for (; j + width <= cols; j += width) value_tile<R>(p, length, value, j, out, out_row_stride, out_col_stride);
-  for (; j < cols; ++j) value_column(p, R, length, value, j, out, out_row_stride, out_col_stride);
+    for (; j + width <= cols; j += width)
+      value_tile<R>(p, length, value, span, j, out, out_row_stride, out_col_stride);
+  for (; j < cols; ++j) value_column(p, R, length, value, span, j, out, out_row_stride, out_col_stride);
 }
 
-// Runs f.template operator()<R> on tiles of R <= kTileRows rows.
+// The positions any of rows [r, r + count) needs (an empty span if none).
+Span tile_span(const Span* spans, int64_t r, int64_t count) {
+  Span tile{0, 0};
+  for (int64_t i = r; i < r + count; ++i) {
+    if (spans[i].begin >= spans[i].end) continue;
+    tile = tile.begin >= tile.end ? spans[i]
+                                  : Span{std::min(tile.begin, spans[i].begin), std::max(tile.end, spans[i].end)};
+  }
+  return tile;
+}
+
+// Runs f.template operator()<R>(r, span) on tiles of R <= kTileRows rows
+// from r, span the positions the tile needs.
 template <typename F>
-void for_each_tile(int64_t rows, const F& f) {
+void for_each_tile(int64_t rows, const Span* spans, const F& f) {
   int64_t r = 0;
-  for (; r + kTileRows <= rows; r += kTileRows) f(std::integral_constant<int, kTileRows>(), r);
+  for (; r + kTileRows <= rows; r += kTileRows)
+    f(std::integral_constant<int, kTileRows>(), r, tile_span(spans, r, kTileRows));
+  const Span rest = tile_span(spans, r, rows - r);
   switch (rows - r) {
-    case 3: f(std::integral_constant<int, 3>(), r); break;
-    case 2: f(std::integral_constant<int, 2>(), r); break;
-    case 1: f(std::integral_constant<int, 1>(), r); break;
+    case 3: f(std::integral_constant<int, 3>(), r, rest); break;
+    case 2: f(std::integral_constant<int, 2>(), r, rest); break;
+    case 1: f(std::integral_constant<int, 1>(), r, rest); break;
     default: break;
   }
 }
 
 }  // namespace
 
-void AttentionScores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth, float* scores) {
-  for_each_tile(rows, [&](auto tile, int64_t r) {
-    score_rows<decltype(tile)::value>(query + r * depth, key, length, depth, scores + r * length);
+void AttentionScores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth,
+                     const Span* spans, float* scores) {
+  for_each_tile(rows, spans, [&](auto tile, int64_t r, Span span) {
+    score_rows<decltype(tile)::value>(query + r * depth, key, span, length, depth, scores + r * length);
   });
 }
 
 void AttentionValues(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
-                     float* out, int64_t out_row_stride, int64_t out_col_stride) {
-  for_each_tile(rows, [&](auto tile, int64_t r) {
-    value_rows<decltype(tile)::value>(probabilities + r * length, length, value, cols, out + r * out_row_stride,
-                                      out_row_stride, out_col_stride);
+                     const Span* spans, float* out, int64_t out_row_stride, int64_t out_col_stride) {
+  for_each_tile(rows, spans, [&](auto tile, int64_t r, Span span) {
+    value_rows<decltype(tile)::value>(probabilities + r * length, length, value, span, cols,
+                                      out + r * out_row_stride, out_row_stride, out_col_stride);
   });
 }
 
@@ -189,13 +205,13 @@ HWY_EXPORT(AttentionScores);
 HWY_EXPORT(AttentionValues);
 
 void attention_scores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth,
-                      float* scores) {
-  HWY_DYNAMIC_DISPATCH(AttentionScores)(query, rows, key, length, depth, scores);
+                      const Span* spans, float* scores) {
+  HWY_DYNAMIC_DISPATCH(AttentionScores)(query, rows, key, length, depth, spans, scores);
 }
 
 void attention_values(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
-                      float* out, int64_t out_row_stride, int64_t out_col_stride) {
-  HWY_DYNAMIC_DISPATCH(AttentionValues)(probabilities, rows, length, value, cols, out, out_row_stride,
+                      const Span* spans, float* out, int64_t out_row_stride, int64_t out_col_stride) {
+  HWY_DYNAMIC_DISPATCH(AttentionValues)(probabilities, rows, length, value, cols, spans, out, out_row_stride,
                                         out_col_stride);
 }
 

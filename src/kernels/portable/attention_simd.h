@@ -20,18 +20,27 @@ struct FloatRows {
   int64_t row_stride, col_stride;
 };
 
+// The positions [begin, end) of a row that a product needs.
+struct Span {
+  int64_t begin, end;
+};
+
 // scores[r * length + s] = query row r . key row s (depth terms, in the
-// order above), for r < rows and s < length; `query` holds the rows
-// promoted to float64, `depth` apart.
+// order above), for r < rows and s in spans[r]; `query` holds the rows
+// promoted to float64, `depth` apart. Positions outside spans[r] may be
+// scored too (rows go in tiles) or left as they were.
 void attention_scores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth,
-                      float* scores);
+                      const Span* spans, float* scores);
 
 // out(r, j) = sum over s of probabilities[r * length + s] * value(s, j), for
 // r < rows and j < cols: from +0.0 in increasing s, each product exact in
 // float64 and each sum rounded to float64, rounded to float32 once (the
-// order of gemm.h, so the bits of bmm).
+// order of gemm.h, so the bits of bmm). Row r's probabilities outside
+// spans[r] are zero: their terms are skipped, value rows no row needs are
+// not read. For finite values that changes no bit (a sum from +0.0 is never
+// -0.0, and adding a zero product leaves any other sum as it is).
 void attention_values(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
-                      float* out, int64_t out_row_stride, int64_t out_col_stride);
+                      const Span* spans, float* out, int64_t out_row_stride, int64_t out_col_stride);
 
 }  // namespace et_ops::kernels::portable::detail
 

@@ -3,10 +3,12 @@
 // documented order, and the unfused chain's results (bmm's scores) to
 // rounding, for heads shared by several queries,
 // masks of every broadcast, keys in a transposed layout and prompts longer
-// than one block of scores, on every SIMD target; a masked-out row; zero
-// sizes; every error.
+// than one block of scores, on every SIMD target; cache positions no row
+// attends left unread; a masked-out row; zero sizes; every error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -189,6 +191,36 @@ TEST_CASE("attention: the unfused chain's results (bmm's scores) to rounding", "
       difference = std::max(difference, std::fabs(static_cast<double>(got[i]) - expected[i]));
     }
     CHECK(difference <= 1e-6 * largest);
+  }
+}
+
+TEST_CASE("attention: cache positions no row attends are not read", "[portable][attention]") {
+  // A prompt of T tokens at the start of a cache of S positions, as a
+  // language model's first run: positions from T on hold garbage that the
+  // chain would turn into NaN (0 * inf) and the fused kernel never touches.
+  auto rng = et_ops::test::seeded_rng(13);
+  for (const Case& c : {Case{1, 4, 2, 5, 40, 8, 8}, Case{1, 4, 4, 1, 70, 16, 9}}) {
+    std::vector<uint8_t> m;
+    for (int64_t t = 0; t < c.rows; ++t)
+      for (int64_t s = 0; s < c.length; ++s) m.push_back(s <= t ? 1 : 0);
+    const Mask mask({c.rows, c.length}, m);
+    const Operands o(c, rng);
+    auto k = o.k, v = o.v;
+    for (int64_t h = 0; h < c.kv_heads; ++h)
+      for (int64_t s = c.rows; s < c.length; ++s) {
+        for (int64_t d = 0; d < c.depth; ++d) k[(h * c.length + s) * c.depth + d] = std::nanf("");
+        for (int64_t d = 0; d < c.value_depth; ++d) v[(h * c.length + s) * c.value_depth + d] = kInf;
+      }
+    for (const double masked_score : {-static_cast<double>(kInf), static_cast<double>(std::numeric_limits<float>::lowest())}) {
+      const auto expected = chain(c, o.q, o.k, o.v, &mask, 1.0, kDivisor, masked_score);
+      et_ops::test::for_each_simd_target([&] {
+        CHECK(first_difference(fused(c, o.q, k, v, &mask, 1.0, kDivisor, masked_score), expected) == -1);
+        CHECK(first_difference(fused(c, o.q, k, v, &mask, 1.0, kDivisor, masked_score, {0, 1, 3, 2}), expected) ==
+              -1);
+      });
+      const auto poisoned_chain = chain(c, o.q, k, v, &mask, 1.0, kDivisor, masked_score);
+      CHECK(std::any_of(poisoned_chain.begin(), poisoned_chain.end(), [](float x) { return std::isnan(x); }));
+    }
   }
 }
 
