@@ -4,7 +4,9 @@
 // pthreadpool, beside their two limits measured in the same run:
 // - decode (one token, GEMV) reads every weight byte once, so its limit is
 //   the weight bytes over memcpy's bandwidth (bytes read plus written, a
-//   copy far larger than the caches);
+//   copy far larger than the caches); measured on one layer run again and
+//   again (its weights in the caches) and "streamed from memory", through
+//   256 MiB of layers as a model's decode step reads them;
 // - prefill (128 tokens, GEMM) is bound by integer multiply-adds, so its
 //   limit is a register-only loop of the instructions the kernel uses for
 //   its u8 x s8 products (vpdpbusd on AVX3_DL; vpmaddubsw + vpmaddwd on
@@ -148,13 +150,14 @@ void BM_multiply_add_peak(benchmark::State& state) {
 // weights repacked) and run on a pool of `threads`.
 class Linear {
  public:
-  Linear(const char* op, int64_t t, int64_t k, int64_t n, std::size_t threads)
+  Linear(const char* op, int64_t t, int64_t k, int64_t n, std::size_t threads, pthreadpool_t shared_pool = nullptr)
       : tokens_(t), in_(k), out_(n), threads_(threads), x_(static_cast<std::size_t>(t * k)),
         weight_(static_cast<std::size_t>(n * k / 2)), scales_(static_cast<std::size_t>(n * k / kGroupSize), 0.01f),
         y_(static_cast<std::size_t>(t * n)), xt_(DType::Float32, x_.data(), {t, k}),
         wt_(DType::UInt8, weight_.data(), {n, k / 2}), st_(DType::Float32, scales_.data(), {n, k / kGroupSize}),
         yt_(DType::Float32, y_.data(), {t, n}),
-        pool_(threads > 1 ? pthreadpool_create(threads) : nullptr, pthreadpool_destroy) {
+        pool_(threads > 1 && shared_pool == nullptr ? pthreadpool_create(threads) : nullptr, pthreadpool_destroy),
+        shared_pool_(shared_pool) {
     std::mt19937_64 rng(24);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::uniform_int_distribution<int> byte(0, 255);
@@ -176,7 +179,8 @@ class Linear {
   bool run() {
     if (state_ == nullptr) return false;
     KernelContext ctx;
-    const et_ops_run_environment env{sizeof(et_ops_run_environment), static_cast<uint32_t>(threads_), pool_.get()};
+    const et_ops_run_environment env{sizeof(et_ops_run_environment), static_cast<uint32_t>(threads_),
+                                     shared_pool_ != nullptr ? shared_pool_ : pool_.get()};
     kernel_->run(ctx.raw(), state_, nullptr, &env, args_.data(), args_.size());
     return ctx.ok();
   }
@@ -191,6 +195,7 @@ class Linear {
   std::vector<float> scales_, y_;
   Tensor xt_, wt_, st_, yt_;
   std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool_;
+  pthreadpool_t shared_pool_;  // a pool of the caller's, or null
   std::vector<et_ops_value> values_;
   std::vector<et_ops_value*> args_;
   const et_ops_prepared_kernel* kernel_ = nullptr;
@@ -206,10 +211,36 @@ void run_linear(benchmark::State& state, const char* op) {
   state.counters["ops/s"] = benchmark::Counter(linear.ops(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Decode through enough layers of one shape that their weights (256 MiB at
+// least) stream from memory, as a model's do in a decode step, not from a
+// cache that holds one layer. Args: K, N, threads.
+void run_streamed(benchmark::State& state, const char* op) {
+  const int64_t k = state.range(0), n = state.range(1);
+  const double layer_bytes = static_cast<double>(n * k / 2 + 4 * n * k / kGroupSize);
+  const auto count = static_cast<std::size_t>(256.0 * (1 << 20) / layer_bytes) + 1;
+  const auto threads = static_cast<std::size_t>(state.range(2));
+  const std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool(threads > 1 ? pthreadpool_create(threads) : nullptr,
+                                                                    pthreadpool_destroy);
+  std::vector<std::unique_ptr<Linear>> layers;
+  for (std::size_t i = 0; i < count; ++i) layers.push_back(std::make_unique<Linear>(op, 1, k, n, threads, pool.get()));
+  for (auto _ : state)
+    for (auto& layer : layers)
+      if (!layer->run()) state.SkipWithError("the linear failed");
+  state.counters["weight bytes/s"] =
+      benchmark::Counter(layer_bytes * static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 namespace op_name = et_ops::kernels::quantized::op_name;
 
 void BM_linear_8da4w(benchmark::State& state) { run_linear(state, op_name::linear_8da4w_out); }
 void BM_linear_int4(benchmark::State& state) { run_linear(state, op_name::linear_int4_out); }
+void BM_streamed_8da4w(benchmark::State& state) { run_streamed(state, op_name::linear_8da4w_out); }
+void BM_streamed_int4(benchmark::State& state) { run_streamed(state, op_name::linear_int4_out); }
+
+void streamed_shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t threads : {1, 2}) b->Args({768, 2048, threads})->Args({2048, 5632, threads});
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
 
 void shapes(benchmark::internal::Benchmark* b) {
   for (int64_t threads : {1, 2})
@@ -221,6 +252,8 @@ BENCHMARK(BM_memcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_multiply_add_peak)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_linear_8da4w)->Apply(shapes);
 BENCHMARK(BM_linear_int4)->Apply(shapes);
+BENCHMARK(BM_streamed_8da4w)->Apply(streamed_shapes);
+BENCHMARK(BM_streamed_int4)->Apply(streamed_shapes);
 
 // Keeps each run's counters for the ratios printed at the end.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -266,6 +299,13 @@ int main(int argc, char** argv) {
         const double rate = v[std::string(op) + "/" + shape + "/" + threads + "/real_time weight bytes/s"];
         std::printf("%-16s decode  %-12s %s thread(s): weight bytes %.1f GB/s = %.2f of the memcpy limit\n", op,
                     shape, threads, rate * 1e-9, bandwidth > 0 ? rate / bandwidth : 0.0);
+      }
+      for (const char* shape : {"768/2048", "2048/5632"}) {
+        const std::string streamed = std::string(op).replace(3, 6, "streamed");  // BM_linear_x -> BM_streamed_x
+        const double rate = v[streamed + "/" + shape + "/" + threads + "/real_time weight bytes/s"];
+        std::printf("%-16s decode  %-12s %s thread(s), streamed from memory: weight bytes %.1f GB/s = %.2f of the "
+                    "memcpy limit\n",
+                    op, shape, threads, rate * 1e-9, bandwidth > 0 ? rate / bandwidth : 0.0);
       }
       const double prefill = v[std::string(op) + "/128/768/2048/" + threads + "/real_time ops/s"];
       std::printf("%-16s prefill 128/768/2048 %s thread(s): %.1f GOP/s = %.2f of the multiply-add peak\n", op, threads,

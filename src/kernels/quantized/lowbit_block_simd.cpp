@@ -27,6 +27,8 @@
 
 #include <algorithm>
 #include <cstring>
+
+#include <hwy/cache_control.h>
 #include <utility>
 
 #include "lowbit_layout.h"
@@ -163,6 +165,12 @@ HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const TokenView* t
     }
 }
 
+// Asks for the bytes kPrefetchBytes past `at`, one record's worth (they may
+// lie past the layer: a prefetch never faults).
+HWY_INLINE void PrefetchRecord(const BlockView& b, const uint8_t* at) {
+  for (std::size_t line = 0; line < b.record_bytes; line += 64) hwy::Prefetch(at + kPrefetchBytes + line);
+}
+
 #ifdef ET_OPS_LOWBIT_X86_SIMD
 // Vector v of a 4-bit chunk: the low nibbles (elements 0-3 of each row) and
 // the high ones (4-7), one u8 each.
@@ -209,8 +217,9 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
     zero_point[m] = hn::Set(d, t[m].zero_point);
     for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Zero(df);
   }
-  const uint8_t* chunk = b.bytes;
   for (std::size_t g = 0; g < b.groups; ++g) {
+    const uint8_t* chunk = b.chunks_of(g);
+    PrefetchRecord(b, chunk);
     VI isum[M][kRowVectors];
     for (std::size_t m = 0; m < M; ++m)
       for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = hn::Zero(d);
@@ -260,13 +269,13 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
     }
     // After the products (fewer live registers in their loops).
     for (std::size_t v = 0; v < kRowVectors; ++v) {
-      const VI wsum = hn::LoadU(d, b.wsums + g * kBlockRows + v * lanes);
+      const VI wsum = hn::LoadU(d, b.wsums_of(g) + v * lanes);
       for (std::size_t m = 0; m < M; ++m) {
         const int32_t shift = wrap(offset * static_cast<uint32_t>(t[m].qsums[g]));
         isum[m][v] = hn::Sub(isum[m][v], hn::Add(hn::Set(d, shift), hn::Mul(zero_point[m], wsum)));
       }
     }
-    AddGroup<M>(isum, b.scales + g * kBlockRows, acc);
+    AddGroup<M>(isum, b.scales_of(g), acc);
   }
   FinishTokens<M>(acc, t, b.bias, out);
 }
@@ -287,10 +296,10 @@ void ScalarDynamicBlock(const BlockView& b, const TokenView& t, float* out) {
   float acc[kBlockRows] = {};
   const uint32_t offset = b.four_bit ? 8u : 128u;
   for (std::size_t g = 0; g < b.groups; ++g) {
-    ScalarGroupDots(b.bytes + g * b.chunks * kChunkBytes, b.chunks, b.four_bit, t.q + g * b.padded_group, dots);
+    ScalarGroupDots(b.chunks_of(g), b.chunks, b.four_bit, t.q + g * b.padded_group, dots);
     const uint32_t shift = offset * static_cast<uint32_t>(t.qsums[g]);
-    const int32_t* wsum = b.wsums + g * kBlockRows;
-    const float* scale = b.scales + g * kBlockRows;
+    const int32_t* wsum = b.wsums_of(g);
+    const float* scale = b.scales_of(g);
     for (std::size_t r = 0; r < kBlockRows; ++r) {
       const int32_t sum = wrap(dots[r] - shift - static_cast<uint32_t>(t.zero_point) * static_cast<uint32_t>(wsum[r]));
       const float product = static_cast<float>(sum) * scale[r];
@@ -349,8 +358,8 @@ void DequantizeBlock(const BlockView& b, std::size_t group_size, float* out) {
   const std::size_t lanes = hn::Lanes(di);
   const std::size_t per_chunk = b.four_bit ? 8 : 4;
   for (std::size_t g = 0; g < b.groups; ++g) {
-    const uint8_t* chunk = b.bytes + g * b.chunks * kChunkBytes;
-    const float* scale = b.scales + g * kBlockRows;
+    const uint8_t* chunk = b.chunks_of(g);
+    const float* scale = b.scales_of(g);
     for (std::size_t k = 0; k < group_size; ++k) {
       const std::size_t c = k / per_chunk;
       float* row = out + (g * group_size + k) * kBlockRows;
@@ -433,12 +442,12 @@ struct DecodeTile {
     }
   }
 
-  HWY_INLINE void LoadChunk(const BlockView* b, std::size_t offset) {
+  HWY_INLINE void LoadChunk(const BlockView* b, std::size_t g, std::size_t c) {
     const DI di;
     for (std::size_t j = 0; j < B; ++j)
       for (std::size_t v = 0; v < kRowVectors; ++v)
-        fields[j][v] = SignedFields<kFourBit>(
-            hn::LoadU(di, reinterpret_cast<const int32_t*>(b[j].bytes + offset) + v * hn::Lanes(di)));
+        fields[j][v] = SignedFields<kFourBit>(hn::LoadU(
+            di, reinterpret_cast<const int32_t*>(b[j].chunks_of(g) + c * kChunkBytes) + v * hn::Lanes(di)));
   }
 
   void Run(const BlockView* b, std::size_t group_size, const float* x, float* out) {
@@ -448,16 +457,16 @@ struct DecodeTile {
       for (std::size_t v = 0; v < kRowVectors; ++v) acc[j][v] = hn::Zero(df);
     const std::size_t full = group_size / kPerChunk, rest = group_size % kPerChunk;
     for (std::size_t g = 0; g < b[0].groups; ++g, x += group_size) {
-      for (std::size_t j = 0; j < B; ++j)
-        for (std::size_t v = 0; v < kRowVectors; ++v)
-          scale[j][v] = hn::LoadU(df, b[j].scales + g * kBlockRows + v * lanes);
-      const std::size_t group_bytes = g * b[0].chunks * kChunkBytes;
+      for (std::size_t j = 0; j < B; ++j) {
+        PrefetchRecord(b[j], b[j].chunks_of(g));
+        for (std::size_t v = 0; v < kRowVectors; ++v) scale[j][v] = hn::LoadU(df, b[j].scales_of(g) + v * lanes);
+      }
       for (std::size_t c = 0; c < full; ++c) {
-        LoadChunk(b, group_bytes + c * kChunkBytes);
+        LoadChunk(b, g, c);
         Chunk(x + c * kPerChunk, std::make_index_sequence<kPerChunk>());
       }
       if (rest > 0) {
-        LoadChunk(b, group_bytes + full * kChunkBytes);
+        LoadChunk(b, g, full);
         Tail(x + full * kPerChunk, rest);
       }
     }

@@ -2,6 +2,8 @@
 #include "lowbit_layout.h"
 
 #include <algorithm>
+#include <cstring>
+#include <new>
 
 namespace et_ops::kernels::quantized::lowbit {
 namespace {
@@ -45,38 +47,38 @@ Geometry make_geometry(std::size_t in, std::size_t out, std::size_t group_size, 
 PackedWeights pack_weights(const Geometry& g, const uint8_t* weight, const float* scales) {
   PackedWeights p;
   p.geometry = g;
-  const std::size_t group_bytes = g.chunks * kChunkBytes;
+  const std::size_t record = record_bytes(g), weight_bytes = g.chunks * kChunkBytes;
   const unsigned offset = g.four_bit ? 8 : 128;
-  p.bytes.assign(g.blocks * g.groups * group_bytes, 0);
-  p.scales.assign(g.blocks * g.groups * kBlockRows, 0.0f);
-  p.wsums.assign(g.blocks * g.groups * kBlockRows, 0);
+  const std::size_t total = g.blocks * g.groups * record;
+  p.records = hwy::AllocateAligned<uint8_t>(std::max<std::size_t>(total, 1));
+  if (!p.records) throw std::bad_alloc();
+  std::memset(p.records.get(), 0, total);
   // Padding holds zero weights: w + offset.
   for (std::size_t b = 0; b < g.blocks; ++b)
-    for (std::size_t grp = 0; grp < g.groups; ++grp)
-      for (std::size_t r = 0; r < kBlockRows; ++r)
+    for (std::size_t grp = 0; grp < g.groups; ++grp) {
+      uint8_t* at = p.records.get() + (b * g.groups + grp) * record;
+      float block_scales[kBlockRows] = {};
+      int32_t block_wsums[kBlockRows] = {};
+      for (std::size_t r = 0; r < kBlockRows; ++r) {
+        const std::size_t n = b * kBlockRows + r;
         for (std::size_t i = 0; i < g.padded_group; ++i) {
           const Slot s = slot_of(g, i, r);
-          const std::size_t n = b * kBlockRows + r;
           const int w = n < g.out && i < g.group_size ? weight_at(g, weight, n, grp * g.group_size + i) : 0;
-          uint8_t& byte = p.bytes[(b * g.groups + grp) * group_bytes + s.byte];
-          byte = static_cast<uint8_t>(byte | ((static_cast<unsigned>(w) + offset) & 0xFF) << s.shift);
-          const std::size_t at = (b * g.groups + grp) * kBlockRows + r;
-          p.wsums[at] += w;
-          if (n < g.out && i == 0) p.scales[at] = scales[n * g.groups + grp];
+          at[s.byte] = static_cast<uint8_t>(at[s.byte] | ((static_cast<unsigned>(w) + offset) & 0xFF) << s.shift);
+          block_wsums[r] += w;
         }
+        if (n < g.out) block_scales[r] = scales[n * g.groups + grp];
+      }
+      std::memcpy(at + weight_bytes, block_scales, sizeof block_scales);
+      std::memcpy(at + weight_bytes + sizeof block_scales, block_wsums, sizeof block_wsums);
+    }
   return p;
 }
 
 BlockView block_view(const PackedWeights& p, std::size_t block, const float* bias) {
   const Geometry& g = p.geometry;
-  return {p.bytes.data() + block * g.groups * g.chunks * kChunkBytes,
-          p.scales.data() + block * g.groups * kBlockRows,
-          p.wsums.data() + block * g.groups * kBlockRows,
-          bias,
-          g.groups,
-          g.chunks,
-          g.padded_group,
-          g.four_bit};
+  return {p.records.get() + block * g.groups * record_bytes(g), bias, g.groups, g.chunks, g.padded_group,
+          record_bytes(g), g.four_bit};
 }
 
 }  // namespace et_ops::kernels::quantized::lowbit

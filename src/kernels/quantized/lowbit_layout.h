@@ -9,8 +9,10 @@
 //   int4: w[k0 + e] + 8 in its low nibble, w[k0 + 4 + e] + 8 in its high
 //         one (k0 = 8c within the group): the two quads of a byte's lanes;
 //   int8: w[k0 + e] + 128 (k0 = 4c): an unsigned byte.
-// Beside them, per block, group and row: the float32 scale and the sum of
-// the group's (signed) weights. Rows past N are zero weights.
+// After a group's chunks, its rows' float32 scales and the sums of their
+// (signed) weights: one record per group, so that a block, and a layer, is
+// one stream of bytes in the order the kernels read it. Rows past N are
+// zero weights.
 //
 // For an int8 token q with zero point z (activations padded with zeros
 // like the weights), the exact integer group sum of the reference is
@@ -21,7 +23,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include <hwy/aligned_allocator.h>
 
 namespace et_ops::kernels::quantized::lowbit {
 
@@ -41,12 +44,16 @@ struct Geometry {
 
 Geometry make_geometry(std::size_t in, std::size_t out, std::size_t group_size, bool four_bit);
 
+// The bytes of one group's record: its chunks, then kBlockRows float32
+// scales, then kBlockRows int32 weight sums (whole cache lines).
+inline std::size_t record_bytes(const Geometry& g) {
+  return g.chunks * kChunkBytes + kBlockRows * (sizeof(float) + sizeof(int32_t));
+}
+
 // The repacked weights of one linear layer.
 struct PackedWeights {
   Geometry geometry;
-  std::vector<uint8_t> bytes;   // [blocks][groups][chunks][kChunkBytes]
-  std::vector<float> scales;    // [blocks][groups][kBlockRows]
-  std::vector<int32_t> wsums;   // [blocks][groups][kBlockRows]
+  hwy::AlignedFreeUniquePtr<uint8_t[]> records;  // [blocks][groups][record_bytes], cache-line aligned
 };
 
 // weight: int4 [N, K/2] in embedding_4bit's layout (even element in the high
@@ -55,13 +62,24 @@ PackedWeights pack_weights(const Geometry& geometry, const uint8_t* weight, cons
 
 // One block's part of the packed weights.
 struct BlockView {
-  const uint8_t* bytes;
-  const float* scales;
-  const int32_t* wsums;
-  const float* bias;  // kBlockRows values, or null
-  std::size_t groups, chunks, padded_group;
+  const uint8_t* records;  // [groups][record_bytes]
+  const float* bias;       // kBlockRows values, or null
+  std::size_t groups, chunks, padded_group, record_bytes;
   bool four_bit;
+
+  const uint8_t* chunks_of(std::size_t group) const { return records + group * record_bytes; }
+  const float* scales_of(std::size_t group) const {
+    return reinterpret_cast<const float*>(chunks_of(group) + chunks * kChunkBytes);
+  }
+  const int32_t* wsums_of(std::size_t group) const {
+    return reinterpret_cast<const int32_t*>(chunks_of(group) + chunks * kChunkBytes + kBlockRows * sizeof(float));
+  }
 };
+
+// How far ahead of the group they read the decode kernels ask for a
+// block's bytes (software prefetch): a layer streams from memory, and the
+// hardware prefetchers alone leave the bus idle between bursts.
+inline constexpr std::size_t kPrefetchBytes = 4096;
 
 BlockView block_view(const PackedWeights& weights, std::size_t block, const float* bias);
 

@@ -286,8 +286,13 @@ std::unique_ptr<LowbitLinear> prepare_lowbit_linear(KernelContext& ctx, const Lo
   const lowbit::Geometry g = lowbit::make_geometry(static_cast<std::size_t>(shape->in),
                                                    static_cast<std::size_t>(shape->out),
                                                    static_cast<std::size_t>(shape->group_size), o.four_bit);
-  return std::make_unique<LowbitLinear>(
-      LowbitLinear{o, lowbit::pack_weights(g, static_cast<const uint8_t*>(weight.data()), scales.data_as<float>())});
+  try {
+    return std::make_unique<LowbitLinear>(
+        LowbitLinear{o, lowbit::pack_weights(g, static_cast<const uint8_t*>(weight.data()), scales.data_as<float>())});
+  } catch (const std::bad_alloc&) {
+    fail(ctx, o.op, "cannot allocate the repacked weights of a [{}, {}] layer", g.out, g.in);
+    return nullptr;
+  }
 }
 
 bool run_lowbit_linear(KernelContext& ctx, const LowbitLinear& state, const RunEnvironment& env, TensorRef input,
