@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <vector>
 
 namespace et_ops::kernels::quantized::lowbit {
 namespace {
@@ -15,17 +16,20 @@ int weight_at(const Geometry& g, const uint8_t* weight, std::size_t n, std::size
   return (k % 2 == 0 ? byte >> 4 : byte & 0x0F) - 8;
 }
 
-// Where weight element i of a group (i < padded_group) of row r goes in the
-// group's chunks, and the bits it occupies.
-struct Slot {
-  std::size_t byte;
-  int shift;
-};
-
-Slot slot_of(const Geometry& g, std::size_t i, std::size_t r) {
-  const std::size_t per_chunk = g.four_bit ? 8 : 4;
-  const std::size_t chunk = i / per_chunk, within = i % per_chunk;
-  return {chunk * kChunkBytes + 4 * r + within % 4, g.four_bit ? static_cast<int>(4 * (within / 4)) : 0};
+// The group_size signed weights of group grp of row n.
+void group_weights(const Geometry& g, const uint8_t* weight, std::size_t n, std::size_t grp, int* values) {
+  const std::size_t k0 = grp * g.group_size;
+  if (g.four_bit && k0 % 2 == 0) {  // whole bytes: the even element in the high nibble
+    const uint8_t* bytes = weight + n * (g.in / 2) + k0 / 2;
+    std::size_t i = 0;
+    for (; i + 1 < g.group_size; i += 2) {
+      values[i] = (bytes[i / 2] >> 4) - 8;
+      values[i + 1] = (bytes[i / 2] & 0x0F) - 8;
+    }
+    if (i < g.group_size) values[i] = (bytes[i / 2] >> 4) - 8;
+    return;
+  }
+  for (std::size_t i = 0; i < g.group_size; ++i) values[i] = weight_at(g, weight, n, k0 + i);
 }
 
 }  // namespace
@@ -44,16 +48,32 @@ Geometry make_geometry(std::size_t in, std::size_t out, std::size_t group_size, 
   return g;
 }
 
+namespace {
+
+// Row r of one group's chunks (see lowbit_layout.h): `values` holds the
+// group's padded_group signed weights of that row.
+void pack_row(const Geometry& g, const int* values, std::size_t r, uint8_t* chunks) {
+  const unsigned offset = g.four_bit ? 8 : 128;
+  for (std::size_t c = 0; c < g.chunks; ++c)
+    for (std::size_t e = 0; e < 4; ++e) {
+      uint8_t& byte = chunks[c * kChunkBytes + 4 * r + e];
+      if (g.four_bit)
+        byte = static_cast<uint8_t>((values[8 * c + e] + offset) | (values[8 * c + 4 + e] + offset) << 4);
+      else
+        byte = static_cast<uint8_t>(values[4 * c + e] + offset);
+    }
+}
+
+}  // namespace
+
 PackedWeights pack_weights(const Geometry& g, const uint8_t* weight, const float* scales) {
   PackedWeights p;
   p.geometry = g;
   const std::size_t record = record_bytes(g), weight_bytes = g.chunks * kChunkBytes;
-  const unsigned offset = g.four_bit ? 8 : 128;
   const std::size_t total = g.blocks * g.groups * record;
   p.records = hwy::AllocateAligned<uint8_t>(std::max<std::size_t>(total, 1));
   if (!p.records) throw std::bad_alloc();
-  std::memset(p.records.get(), 0, total);
-  // Padding holds zero weights: w + offset.
+  std::vector<int> values(g.padded_group, 0);  // zero weights in the padding and past N
   for (std::size_t b = 0; b < g.blocks; ++b)
     for (std::size_t grp = 0; grp < g.groups; ++grp) {
       uint8_t* at = p.records.get() + (b * g.groups + grp) * record;
@@ -61,12 +81,12 @@ PackedWeights pack_weights(const Geometry& g, const uint8_t* weight, const float
       int32_t block_wsums[kBlockRows] = {};
       for (std::size_t r = 0; r < kBlockRows; ++r) {
         const std::size_t n = b * kBlockRows + r;
-        for (std::size_t i = 0; i < g.padded_group; ++i) {
-          const Slot s = slot_of(g, i, r);
-          const int w = n < g.out && i < g.group_size ? weight_at(g, weight, n, grp * g.group_size + i) : 0;
-          at[s.byte] = static_cast<uint8_t>(at[s.byte] | ((static_cast<unsigned>(w) + offset) & 0xFF) << s.shift);
-          block_wsums[r] += w;
-        }
+        if (n < g.out)
+          group_weights(g, weight, n, grp, values.data());
+        else
+          std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(g.group_size), 0);
+        pack_row(g, values.data(), r, at);
+        for (std::size_t i = 0; i < g.group_size; ++i) block_wsums[r] += values[i];
         if (n < g.out) block_scales[r] = scales[n * g.groups + grp];
       }
       std::memcpy(at + weight_bytes, block_scales, sizeof block_scales);
