@@ -56,7 +56,17 @@ the script.
 import os
 import sys
 
-if "--isa=avx2" in sys.argv:  # before torch and the kernels load
+def _isa_of(argv):
+    """--isa's value, either spelling, read before argparse runs."""
+    for i, argument in enumerate(argv):
+        if argument.startswith("--isa="):
+            return argument.split("=", 1)[1]
+        if argument == "--isa" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "native"
+
+
+if _isa_of(sys.argv) == "avx2":  # before torch and the kernels load
     os.environ.update(ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2", ET_OPS_SIMD_MAX_ISA="avx2")
 
 import argparse
