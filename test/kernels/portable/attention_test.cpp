@@ -151,6 +151,8 @@ const Case kCases[] = {
     {1, 8, 2, 3, 13, 21, 7},    // query heads sharing key/value heads, odd sizes
     {2, 2, 1, 6, 9, 16, 3},     // two batches
     {1, 2, 2, 230, 300, 4, 37},  // more rows than one block of scores holds
+    {1, 4, 2, 1, 51, 64, 64},    // decode steps of a model's head size: two query rows per key/value head
+    {1, 3, 3, 1, 33, 64, 40},    // one query row per head, value columns that fill no whole tile
 };
 const double kDivisor = 2.8284271247461903;  // sqrt(8): not a power of two
 
