@@ -32,9 +32,9 @@ difference over the mean absolute float output): what the mapping costs.
 import os
 import sys
 
-# --isa=avx2 measures what an AVX2 machine (no AVX-512) gets: PyTorch's
-# oneDNN and aten kernels and XNNPACK capped to AVX2, and the int8 set's
-# convolutions kept off oneDNN. Set before torch loads.
+# --isa=avx2 measures what an AVX2 machine (no AVX-512) gets: oneDNN (one
+# library, PyTorch's and the int8 set's), aten's kernels and XNNPACK capped
+# to AVX2. Set before torch loads.
 if "--isa=avx2" in sys.argv:
     os.environ.update(ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2", ET_OPS_XNNPACK_MAX_ISA="avx2")
 
@@ -42,6 +42,7 @@ import argparse
 import copy
 import json
 import statistics
+import subprocess
 import tempfile
 import time
 
@@ -84,6 +85,50 @@ def median_ms(run, runs):
         run()
         times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times)
+
+
+# The xnnpack program runs in a process of its own, which has not imported
+# torch: XNNPACK and oneDNN are one library each per process, PyTorch's
+# too, and PyTorch's quantized engines would start them before --isa=avx2
+# could cap them. Prints the median milliseconds on 1 and 2 threads and
+# writes each thread count's output.
+TIME_XNNPACK_PROGRAM = """
+import json, statistics, sys, time
+import numpy as np
+import et_ops
+path, input_path, runs, out_prefix = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+program = et_ops.load(path)
+inputs = [np.load(input_path)]
+times = {}
+for threads in (1, 2):
+    run = lambda: program.run(inputs, threads=threads)
+    (output,) = run()
+    np.save(f"{out_prefix}{threads}.npy", output)
+    run()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - start) * 1e3)
+    times[threads] = statistics.median(samples)
+print(json.dumps(times))
+"""
+
+
+def time_xnnpack_program(path, x, runs, workdir):
+    """{threads: median ms} and the output on one thread, run in a process without torch."""
+    input_path = os.path.join(workdir, "input.npy")
+    np.save(input_path, x.numpy())
+    out_prefix = os.path.join(workdir, "xnnpack_output_")
+    child = subprocess.run([sys.executable, "-c", TIME_XNNPACK_PROGRAM, path, input_path, str(runs), out_prefix],
+                           capture_output=True, text=True, check=False)
+    if child.returncode != 0:
+        raise SystemExit(f"timing {path} failed:\n{child.stderr}")
+    times = {int(k): v for k, v in json.loads(child.stdout).items()}
+    one, two = (np.load(f"{out_prefix}{t}.npy") for t in (1, 2))
+    if not np.array_equal(one, two):
+        raise SystemExit(f"{path}: the xnnpack program's output on 2 threads differs from one thread's")
+    return times, one
 
 
 def normal(shape, seed):
@@ -135,14 +180,9 @@ def measure(name, size, runs, workdir, mapping=None):
     optimized = ex.export(reference, (x,), name=name, backend="xnnpack")
     optimized_path = os.path.join(workdir, name + "_xnnpack.etp")
     optimized.save(optimized_path)
-    fast = et_ops.load(optimized_path)
-    (fast_output,) = fast.run(inputs)
+    times, fast_output = time_xnnpack_program(optimized_path, x, runs, workdir)
     for threads in (1, 2):
-        (threaded_output,) = fast.run(inputs, threads=threads)
-        if not np.array_equal(threaded_output, fast_output):
-            raise SystemExit(f"{name}: the xnnpack program's output on {threads} threads differs from one thread's")
-        rows.append((f"et_ops xnnpack, {threads} thread{'s' if threads > 1 else ''}",
-                     median_ms(lambda: fast.run(inputs, threads=threads), runs),
+        rows.append((f"et_ops xnnpack, {threads} thread{'s' if threads > 1 else ''}", times[threads],
                      export_contract.distance(fast_output, reference_output, step)))
     return {"model": name, "input": list(shape), "mapping": mapping or "qnnpack", "float_error": float_error,
             "program_bytes": len(program.to_bytes()),

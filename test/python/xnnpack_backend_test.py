@@ -297,26 +297,35 @@ class XnnpackBackendTest(unittest.TestCase):
         self.assertIn("--threads", bad.stderr)
 
     def test_every_engine_and_microkernel_path_gives_the_same_bytes(self):
+        # XNNPACK's AVX2 microkernels alone (ET_OPS_XNNPACK_ONEDNN=0) beside
+        # every other path: oneDNN's AVX2 and AVX-512 kernels on convolutions
+        # whose input lies within 128 values (the x86-mapped programs' 7-bit
+        # activations), its VNNI kernels on any where the CPU has them.
+        paths = {"xnnpack": ("avx2", "0"), "avx2": ("avx2", "1"), "avx2vnni": ("avx2vnni", "1"),
+                 "avx512": ("avx512", "1"), "native": ("native", "1")}
         for name, (_, x, _, _, _, path, _) in self.programs.items():
             with self.subTest(name):
                 input_path = os.path.join(self.dir, name + "_input.npy")
                 np.save(input_path, x.numpy())
                 outputs = {}
-                for isa in ("avx2", "avx2vnni", "avx512", "native"):
-                    out_dir = os.path.join(self.dir, f"{name}_{isa}")
-                    env = dict(os.environ, ET_OPS_XNNPACK_MAX_ISA=isa)
+                for label, (isa, onednn) in paths.items():
+                    out_dir = os.path.join(self.dir, f"{name}_{label}")
+                    env = dict(os.environ, ET_OPS_XNNPACK_MAX_ISA=isa, ET_OPS_XNNPACK_ONEDNN=onednn)
                     run = subprocess.run([TOOL, "run", path, "--input", input_path, "--output-dir", out_dir],
                                          capture_output=True, text=True, timeout=300, env=env)
                     self.assertEqual(run.returncode, 0, run.stderr)
                     with open(os.path.join(out_dir, "output_0.npy"), "rb") as f:
-                        outputs[isa] = f.read()
-                self.assertEqual(outputs["avx2"], outputs["native"])
-                self.assertEqual(outputs["avx2vnni"], outputs["native"])
-                self.assertEqual(outputs["avx512"], outputs["native"])
+                        outputs[label] = f.read()
+                for label in paths:
+                    self.assertEqual(outputs[label], outputs["xnnpack"], label)
         bad = subprocess.run([TOOL, "run", self.programs["resnet18"][5]], capture_output=True, text=True, timeout=60,
                              env=dict(os.environ, ET_OPS_XNNPACK_MAX_ISA="sse9"))
         self.assertEqual(bad.returncode, 1)
         self.assertIn("ET_OPS_XNNPACK_MAX_ISA='sse9' is not valid", bad.stderr)
+        bad = subprocess.run([TOOL, "run", self.programs["resnet18"][5]], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, ET_OPS_XNNPACK_ONEDNN="no"))
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("ET_OPS_XNNPACK_ONEDNN='no' is not valid: use 0", bad.stderr)
 
     def test_without_the_xnnpack_kernel_set_the_load_names_the_component(self):
         _, _, _, _, _, path, _ = self.programs["resnet18"]

@@ -150,11 +150,11 @@ std::unique_ptr<Conv2dInstance> conv2d_instantiate(KernelContext& ctx, const Con
                                                    IntList, IntList, int64_t, double, int64_t, int64_t, int64_t,
                                                    TensorRef) {
   auto instance = std::make_unique<Conv2dInstance>();
-  if (state.onednn)
-    instance->onednn = state.onednn->instantiate();
-  else
+  if (state.onednn) instance->onednn = state.onednn->instantiate();
+  if (!state.onednn || state.onednn->seven_bit_input()) {  // XNNPACK runs what oneDNN declines
     instance->xnnpack = detail::create_convolution(ctx, state);
-  if (!instance->onednn && !instance->xnnpack) return nullptr;
+    if (!instance->xnnpack) return nullptr;
+  }
   return instance;
 }
 
@@ -166,7 +166,12 @@ bool conv2d_run(KernelContext& ctx, const Conv2dState& state, Conv2dInstance& in
       out.data() == nullptr)
     return detail::fail(ctx, state.op, "the run's input {} or out {} is not the tensor the kernel was prepared for",
                         detail::shape_string(input), detail::shape_string(out));
-  return state.onednn->run(ctx, state.op, *instance.onednn, env, input.data_as<const int8_t>(), out.data_as<int8_t>());
+  switch (state.onednn->run(ctx, state.op, *instance.onednn, env, input.data_as<const int8_t>(), out.data_as<int8_t>())) {
+    case detail::OnednnOutcome::ran: return true;
+    case detail::OnednnOutcome::failed: return false;
+    case detail::OnednnOutcome::declined: break;
+  }
+  return detail::run_convolution(ctx, state, *instance.xnnpack, env, input, out);
 }
 
 }  // namespace et_ops::kernels::xnnpack

@@ -17,25 +17,37 @@ namespace et_ops::kernels::xnnpack::detail {
 namespace {
 
 constexpr const char* kMaxIsaVariable = "ET_OPS_XNNPACK_MAX_ISA";
+constexpr const char* kOnednnVariable = "ET_OPS_XNNPACK_ONEDNN";
 
 // ET_OPS_XNNPACK_MAX_ISA lets tests and benchmarks run each path on one
 // machine: avx2 makes XNNPACK choose the microkernels of an AVX2 machine on
 // an AVX-512 one (cpuinfo's AVX-512 flags cleared before XNNPACK reads
-// them); avx2vnni does the same and caps oneDNN at AVX2 with AVX-VNNI (a
-// 256-bit vpdpbusd without AVX-512, as on Intel's Alder Lake and later), so
-// that convolutions take oneDNN's AVX-VNNI kernels where the CPU has them;
-// avx2 and avx512 both keep convolutions off oneDNN's int8 dot-product
-// kernels (onednn_convolution.h), as on a CPU without them.
-bool apply_max_isa(std::string_view cap) {
-  if (cap.empty() || cap == "native" || cap == "avx512") return true;
-  if ((cap != "avx2" && cap != "avx2vnni") || !cpuinfo_initialize()) return false;
+// them) and caps oneDNN at AVX2; avx2vnni does the same with oneDNN capped
+// at AVX2 with AVX-VNNI (a 256-bit vpdpbusd without AVX-512, as on Intel's
+// Alder Lake and later), so that convolutions take oneDNN's AVX-VNNI
+// kernels where the CPU has them; avx512 caps oneDNN at AVX-512 without
+// VNNI (Skylake's), XNNPACK keeping its AVX-512 microkernels.
+// oneDNN is one library per process (PyTorch uses Debian's too): once
+// something has used it, its cap is fixed, and the cap holds where oneDNN
+// already stays within it (ONEDNN_MAX_CPU_ISA set when the process started).
+enum class CapOutcome { applied, invalid, onednn_in_use };
+CapOutcome cap_onednn(dnnl::cpu_isa cap) {
+  if (dnnl::set_max_cpu_isa(cap) == dnnl::status::success) return CapOutcome::applied;
+  const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  return (effective & ~static_cast<unsigned>(cap)) == 0 ? CapOutcome::applied : CapOutcome::onednn_in_use;
+}
+
+CapOutcome apply_max_isa(std::string_view cap) {
+  if (cap.empty() || cap == "native") return CapOutcome::applied;
+  if (cap != "avx2" && cap != "avx2vnni" && cap != "avx512") return CapOutcome::invalid;
+  if (cap == "avx512") return cap_onednn(dnnl::cpu_isa::avx512_core);
+  if (!cpuinfo_initialize()) return CapOutcome::invalid;
   cpuinfo_isa.avx512f = cpuinfo_isa.avx512pf = cpuinfo_isa.avx512er = cpuinfo_isa.avx512cd = false;
   cpuinfo_isa.avx512dq = cpuinfo_isa.avx512bw = cpuinfo_isa.avx512vl = cpuinfo_isa.avx512ifma = false;
   cpuinfo_isa.avx512vbmi = cpuinfo_isa.avx512vbmi2 = cpuinfo_isa.avx512bitalg = false;
   cpuinfo_isa.avx512vpopcntdq = cpuinfo_isa.avx512vnni = cpuinfo_isa.avx512bf16 = false;
   cpuinfo_isa.avx512vp2intersect = cpuinfo_isa.avx512_4vnniw = cpuinfo_isa.avx512_4fmaps = false;
-  if (cap == "avx2vnni") return dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2_vnni) == dnnl::status::success;
-  return true;
+  return cap_onednn(cap == "avx2vnni" ? dnnl::cpu_isa::avx2_vnni : dnnl::cpu_isa::avx2);
 }
 
 const char* max_isa() {
@@ -43,19 +55,35 @@ const char* max_isa() {
   return cap;
 }
 
+const char* onednn_setting() {
+  static const char* const setting = std::getenv(kOnednnVariable);
+  return setting;
+}
+
+bool valid_onednn_setting(std::string_view setting) { return setting.empty() || setting == "0" || setting == "1"; }
+
 }  // namespace
 
-bool int8_dot_products_allowed() {
-  const std::string_view cap = max_isa() ? max_isa() : "";
-  return cap.empty() || cap == "native" || cap == "avx2vnni";
+bool onednn_allowed() {
+  const std::string_view setting = onednn_setting() ? onednn_setting() : "";
+  return setting != "0";
 }
 
 bool initialize(KernelContext& ctx, const char* op) {
   static const char* const cap = max_isa();
-  static const bool cap_ok = apply_max_isa(cap ? cap : "");
-  static const xnn_status status = cap_ok ? xnn_initialize(nullptr) : xnn_status_invalid_parameter;
-  if (!cap_ok)
+  static const CapOutcome capped = apply_max_isa(cap ? cap : "");
+  static const xnn_status status =
+      capped == CapOutcome::applied ? xnn_initialize(nullptr) : xnn_status_invalid_parameter;
+  if (capped == CapOutcome::invalid)
     return fail(ctx, op, "{}='{}' is not valid: use avx2, avx2vnni, avx512 or native", kMaxIsaVariable, cap ? cap : "");
+  if (capped == CapOutcome::onednn_in_use)
+    return fail(ctx, op,
+                "{}='{}' cannot cap oneDNN: the process used it before (PyTorch does); set ONEDNN_MAX_CPU_ISA "
+                "(AVX2, AVX2_VNNI or AVX512_CORE) before the process starts as well",
+                kMaxIsaVariable, cap);
+  if (!valid_onednn_setting(onednn_setting() ? onednn_setting() : ""))
+    return fail(ctx, op, "{}='{}' is not valid: use 0 (convolutions on XNNPACK alone) or 1", kOnednnVariable,
+                onednn_setting());
   if (status == xnn_status_success) return true;
   return fail(ctx, op, "XNNPACK cannot start on this CPU (xnn_initialize: xnn_status {})", static_cast<int>(status));
 }

@@ -25,11 +25,9 @@ using kernels::detail::shape_string;
 // Starts XNNPACK once per process; false (reported) when it cannot start.
 bool initialize(KernelContext& ctx, const char* op);
 
-// Whether convolutions may run on oneDNN's int8 dot-product kernels: not
-// when ET_OPS_XNNPACK_MAX_ISA is avx2 or avx512 (tests and benchmarks use
-// it to run every path on one machine; avx2vnni allows oneDNN's AVX-VNNI
-// kernels).
-bool int8_dot_products_allowed();
+// Whether convolutions may run on oneDNN: not when ET_OPS_XNNPACK_ONEDNN
+// is 0 (tests compare every other path with XNNPACK's alone).
+bool onednn_allowed();
 
 // Reports a failed XNNPACK call, naming what was asked of it.
 bool check_status(KernelContext& ctx, const char* op, xnn_status status, const char* call);

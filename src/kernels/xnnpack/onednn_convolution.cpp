@@ -14,6 +14,8 @@
 #include <string_view>
 
 #include "engine_memory.h"
+#include "exact_pixels.h"
+#include "input_bytes.h"
 
 namespace et_ops::kernels::xnnpack::detail {
 
@@ -29,26 +31,33 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// Whether the CPU has int8 dot-product instructions oneDNN uses (they add
-// into int32 without saturating; the kernels picked for AVX-512 VNNI, AMX
-// and AVX-VNNI CPUs are those the tests compare with XNNPACK), and the set
-// may use them.
-bool exact_int8_cpu() {
-  if (!int8_dot_products_allowed()) return false;
+// The input oneDNN's int8 kernels take exactly on this CPU: any (int8
+// dot products, vpdpbusd, add into int32 without saturating: AVX-512 VNNI,
+// AMX, AVX-VNNI), 7-bit (AVX2 and AVX-512 without VNNI: vpmaddubsw adds
+// pairs of products into a saturating int16, exact while the uint8 operand
+// is at most 127), or none (other CPUs, or ET_OPS_XNNPACK_ONEDNN=0). The
+// kernels picked for these are those the tests compare with XNNPACK.
+ExactInput exact_input() {
+  if (!onednn_allowed()) return ExactInput::none;
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_vnni:
     case dnnl::cpu_isa::avx512_core_bf16:
     case dnnl::cpu_isa::avx512_core_amx:
-    case dnnl::cpu_isa::avx2_vnni: return true;
-    default: return false;
+    case dnnl::cpu_isa::avx2_vnni: return ExactInput::any;
+    case dnnl::cpu_isa::avx2:
+    case dnnl::cpu_isa::avx512_core: return ExactInput::seven_bits;
+    default: return ExactInput::none;
   }
 }
 
-// oneDNN's implementations name the instructions they use: only those with
-// int8 dot products are exact.
-bool exact_implementation(const PrimitiveDesc& pd) {
+// oneDNN's implementations name the instructions they use: those with int8
+// dot products are exact on any input; on 7-bit input, its direct int8
+// kernels (not its GEMM-based ones, whose arithmetic is not checked here).
+bool exact_implementation(const PrimitiveDesc& pd, ExactInput input) {
   const std::string_view name = pd.impl_info_str();
-  return name.find("vnni") != std::string_view::npos || name.find("amx") != std::string_view::npos;
+  if (input == ExactInput::any)
+    return name.find("vnni") != std::string_view::npos || name.find("amx") != std::string_view::npos;
+  return input == ExactInput::seven_bits && name.rfind("jit", 0) == 0 && name.find("int8") != std::string_view::npos;
 }
 
 // 255 * sum|w| + |bias| <= 2^24 for every output channel: every integer the
@@ -101,12 +110,13 @@ TileRows tile_rows(const ConvolutionGeometry& g, int64_t r0, int64_t r1) {
 
 struct OnednnConvolution::Layer {
   ConvolutionGeometry g;
+  ExactInput input_kind = ExactInput::none;
   bool fused = false;
   const int8_t* weights = nullptr;  // the prepared state's, [groups][O/groups][kH][kW][C/groups]
   std::vector<int32_t> bias;
   std::vector<float> scales;
   int32_t zero_point = 0, min = 0, max = 0;  // the output's
-  int32_t input_zero_point = 0;              // of the uint8 copy
+  int8_t input_zero_point = 0;
   memory bias_memory;
   // The whole convolution of one image, made when the program loads: a run
   // state on one thread (or with one tile per image) runs it as it is.
@@ -139,7 +149,7 @@ struct OnednnConvolution::Layer {
     if (!fused) {
       const dnnl::convolution_forward::desc desc(kind, direct, src, weights, dst, strides, dilation, pad_l, pad_r);
       PrimitiveDesc pd(desc, attr, cpu_engine());
-      return exact_implementation(pd) ? pd : PrimitiveDesc();
+      return exact_implementation(pd, input_kind) ? pd : PrimitiveDesc();
     }
     attr.set_output_scales(1 << 1, scales);
     dnnl::post_ops post;  // XNNPACK's order: clamp, round half to even, add the zero point
@@ -151,7 +161,7 @@ struct OnednnConvolution::Layer {
     const dnnl::convolution_forward::desc desc(kind, direct, src, weights, bias_desc, dst, strides, dilation, pad_l,
                                                pad_r);
     PrimitiveDesc pd(desc, attr, cpu_engine());
-    return exact_implementation(pd) ? pd : PrimitiveDesc();
+    return exact_implementation(pd, input_kind) ? pd : PrimitiveDesc();
   }
 };
 
@@ -169,8 +179,13 @@ struct Tile {
 
 struct OnednnRunState {
   uint32_t threads = 0;  // what the tiles were made for; 0: not made yet
-  std::vector<uint8_t> input;
-  memory zero_point;
+  std::vector<uint8_t> input;  // uint8(value clamped into the window - window_start)
+  int8_t window_start = 0;     // the last run's (its bytes likely the next's)
+  memory zero_point;           // the input's zero point in the uint8 copy
+  std::vector<ByteRange> block_ranges;
+  std::vector<std::size_t> outside;  // this run's input elements outside the window
+  std::vector<std::size_t> pixels;   // the output pixels they reach, computed again
+  PixelScratch scratch;
   std::vector<Tile> tiles;
 };
 
@@ -195,10 +210,19 @@ memory reordered_weights(const Layer& l, const PrimitiveDesc& pd) {
 OnednnConvolution::OnednnConvolution(std::unique_ptr<Layer> layer) : layer_(std::move(layer)) {}
 OnednnConvolution::~OnednnConvolution() = default;
 
+// Where oneDNN's 7-bit kernels are faster than XNNPACK's (measured on
+// MobileNetV2 and ResNet18 with AVX2, converting the input each run): dense
+// convolutions; its depthwise ones are slower.
+bool seven_bit_kernel_pays_off(const ConvolutionGeometry& g) { return g.groups == 1; }
+
 std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionState& s) {
-  if (!exact_int8_cpu()) return nullptr;
+  const ExactInput input_kind = exact_input();
+  if (input_kind == ExactInput::none ||
+      (input_kind == ExactInput::seven_bits && !seven_bit_kernel_pays_off(s.geometry)))
+    return nullptr;
   auto layer = std::make_unique<Layer>();
   Layer& l = *layer;
+  l.input_kind = input_kind;
   l.g = s.geometry;
   l.weights = s.weights.data();
   l.bias = s.bias;
@@ -206,7 +230,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
   for (std::size_t c = 0; c < l.g.out_channels; ++c)  // as XNNPACK computes them
     l.scales[c] = s.input.scale * s.weight_scales[c] / s.output.q.scale;
   l.zero_point = s.output.q.zero_point, l.min = s.output.min, l.max = s.output.max;
-  l.input_zero_point = int32_t(s.input.zero_point) + 128;
+  l.input_zero_point = int8_t(s.input.zero_point);
   try {
     const OneOpenmpThread one_thread;
     l.bias_memory = memory({{memory::dim(l.g.out_channels)}, dt::s32, tag::x}, cpu_engine(), l.bias.data());
@@ -229,7 +253,14 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
   return nullptr;  // XNNPACK runs it
 }
 
-OnednnRunStateHandle OnednnConvolution::instantiate() const { return OnednnRunStateHandle(new OnednnRunState); }
+bool OnednnConvolution::seven_bit_input() const { return layer_->input_kind == ExactInput::seven_bits; }
+
+OnednnRunStateHandle OnednnConvolution::instantiate() const {
+  auto state = OnednnRunStateHandle(new OnednnRunState);
+  // Where a ReLU's output starts: at the zero point.
+  state->window_start = layer_->input_kind == ExactInput::any ? INT8_MIN : layer_->input_zero_point;
+  return state;
+}
 
 namespace {
 
@@ -244,7 +275,6 @@ void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t
   r.tiles.clear();
   r.input.assign(input_bytes, 0);
   r.zero_point = memory({{1}, dt::s32, tag::x}, engine);
-  *static_cast<int32_t*>(r.zero_point.get_data_handle()) = l.input_zero_point;
   const int64_t images = int64_t(l.g.batch);
   const int64_t per_image = std::clamp<int64_t>((int64_t(threads) + images - 1) / images, 1, l.g.out_height);
   const std::size_t input_image = l.g.in_height * l.g.in_width * l.g.in_channels;
@@ -272,47 +302,98 @@ void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t
   r.threads = threads;
 }
 
-// int8 activations as uint8 (value + 128; the zero point + 128 too): the
-// form oneDNN's kernels take. In blocks, one per thread of the pool.
-void convert_to_uint8(const int8_t* input, uint8_t* out, std::size_t bytes, const RunEnvironment& env) {
+// The top of the window starting at `start`: 128 values for 7-bit
+// kernels, all up to 127 for the others.
+int8_t window_top(ExactInput input_kind, int8_t start) {
+  return input_kind == ExactInput::seven_bits ? int8_t(std::min(127, start + 127)) : int8_t(127);
+}
+
+// Writes r.input from input clamped into the window at r.window_start, in
+// blocks, one per thread of the pool; returns the range of the input's bytes.
+ByteRange shift_input(ExactInput input_kind, const int8_t* input, OnednnRunState& r, const RunEnvironment& env) {
   struct Blocks {
     const int8_t* in;
     uint8_t* out;
+    ByteRange* ranges;
     std::size_t bytes, block;
-  } blocks{input, out, bytes, (bytes / std::max<uint32_t>(env.thread_count, 1) + 63) / 64 * 64};
-  auto convert = [](void* context, std::size_t i) {
+    int8_t start, top;
+  } blocks{input, r.input.data(), nullptr, r.input.size(),
+           (r.input.size() / std::max<uint32_t>(env.thread_count, 1) + 63) / 64 * 64, r.window_start,
+           window_top(input_kind, r.window_start)};
+  const std::size_t count = (blocks.bytes + blocks.block - 1) / blocks.block;
+  r.block_ranges.assign(count, ByteRange{});
+  blocks.ranges = r.block_ranges.data();
+  auto shift = [](void* context, std::size_t i) {
     const auto& b = *static_cast<const Blocks*>(context);
     const std::size_t begin = i * b.block, end = std::min(b.bytes, begin + b.block);
-    const int8_t* in = b.in;  // locals: the loop vectorises
-    uint8_t* to = b.out;
-    for (std::size_t k = begin; k < end; ++k) to[k] = static_cast<uint8_t>(in[k]) ^ 0x80u;
+    b.ranges[i] = shift_bytes(b.in + begin, b.out + begin, end - begin, b.start, b.top);
   };
-  const std::size_t count = (bytes + blocks.block - 1) / blocks.block;
   if (count <= 1 || env.threadpool == nullptr) {
-    for (std::size_t i = 0; i < count; ++i) convert(&blocks, i);
+    for (std::size_t i = 0; i < count; ++i) shift(&blocks, i);
   } else {
-    pthreadpool_parallelize_1d(static_cast<pthreadpool_t>(env.threadpool), convert, &blocks, count, 0);
+    pthreadpool_parallelize_1d(static_cast<pthreadpool_t>(env.threadpool), shift, &blocks, count, 0);
   }
+  ByteRange range;
+  for (const ByteRange& block : r.block_ranges) range.add(block);
+  return range;
+}
+
+// The run's input as the uint8 bytes the kernel reads, and their zero
+// point. A 7-bit kernel reads a window of 128 values: the last run's while
+// this run's bytes fit it (one pass), else the one from their minimum up.
+// Bytes above it are clamped into it and listed in r.outside: a kernel that
+// requantizes itself has the output pixels they reach (r.pixels) computed
+// again, the int32 accumulators of one that does not are corrected. False
+// (XNNPACK runs the layer) where that would cost more than an eighth of
+// the layer's products.
+bool take_input(ExactInput input_kind, int8_t zero_point, bool fused, const ConvolutionGeometry& g,
+                OnednnRunState& r, const int8_t* input, const RunEnvironment& env) {
+  r.pixels.clear();
+  r.outside.clear();
+  const ByteRange range = shift_input(input_kind, input, r, env);
+  const int8_t top = window_top(input_kind, r.window_start);
+  if (!range.within(r.window_start, top)) {
+    if (range.min != r.window_start) {
+      r.window_start = range.min;
+      shift_input(input_kind, input, r, env);
+    }
+    const std::size_t output_pixels = g.batch * std::size_t(g.out_height) * std::size_t(g.out_width);
+    // A byte meets kH * kW weights of each output of its group: as many products as an output pixel holds
+    // in channels / groups bytes.
+    const std::size_t limit = output_pixels / 8 * (fused ? 1 : g.in_channels / g.groups);
+    if (!find_outside(input, r.input.size(), r.window_start, window_top(input_kind, r.window_start), limit,
+                      r.outside))
+      return false;
+    if (fused) {
+      pixels_reading(g, r.outside, r.pixels);
+      if (r.pixels.size() > output_pixels / 8) return false;
+    }
+  }
+  *static_cast<int32_t*>(r.zero_point.get_data_handle()) = int32_t(zero_point) - int32_t(r.window_start);
+  return true;
 }
 
 }  // namespace
 
-bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& r, const RunEnvironment& env,
-                            const int8_t* input, int8_t* out) const {
+OnednnOutcome OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& r,
+                                     const RunEnvironment& env, const int8_t* input, int8_t* out) const {
   const Layer& l = *layer_;
   const std::size_t input_bytes = l.g.batch * l.g.in_height * l.g.in_width * l.g.in_channels;
   try {
     if (r.threads != env.thread_count) make_tiles(l, r, env.thread_count, input_bytes);
   } catch (const std::exception& e) {
     r.threads = 0;
-    return fail(ctx, op, "oneDNN could not make the run state's convolution: {}", e.what());
+    fail(ctx, op, "oneDNN could not make the run state's convolution: {}", e.what());
+    return OnednnOutcome::failed;
   }
-  convert_to_uint8(input, r.input.data(), input_bytes, env);
+  if (!take_input(l.input_kind, l.input_zero_point, l.fused, l.g, r, input, env)) return OnednnOutcome::declined;
 
   struct Task {
-    Task(const Layer& layer, OnednnRunState& state, int8_t* output) : l(layer), r(state), out(output) {}
+    Task(const Layer& layer, OnednnRunState& state, const int8_t* in, int8_t* output)
+        : l(layer), r(state), input(in), out(output) {}
     const Layer& l;
     OnednnRunState& r;
+    const int8_t* input;
     int8_t* out;
     std::atomic<bool> failed{false};
     std::once_flag first;
@@ -336,12 +417,17 @@ bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& 
         failed = true;
       }
       if (l.fused || failed) return;
+      auto* accumulators = static_cast<int32_t*>(t.output.get_data_handle());
+      if (!r.outside.empty()) {
+        const ClampedBytes clamped{input, r.outside, r.window_start, window_top(l.input_kind, r.window_start)};
+        correct_accumulators(l.g, l.weights, clamped, std::size_t(t.image), t.r0, t.r1 - t.r0, accumulators);
+      }
       const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
-      requantize(static_cast<const int32_t*>(t.output.get_data_handle()),
+      requantize(accumulators,
                  std::size_t(t.r1 - t.r0) * std::size_t(l.g.out_width), l.g.out_channels, q, tile_out,
                  l.g.out_channels);
     }
-  } task(l, r, out);
+  } task(l, r, input, out);
   if (r.tiles.size() == 1) {
     task(0);
   } else {
@@ -349,8 +435,13 @@ bool OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnRunState& 
         static_cast<pthreadpool_t>(env.threadpool), [](void* t, std::size_t i) { (*static_cast<Task*>(t))(i); },
         &task, r.tiles.size(), 0);
   }
-  if (task.failed) return fail(ctx, op, "oneDNN convolution failed: {}", task.error);
-  return true;
+  if (task.failed) {
+    fail(ctx, op, "oneDNN convolution failed: {}", task.error);
+    return OnednnOutcome::failed;
+  }
+  const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
+  compute_pixels(l.g, l.weights, l.input_zero_point, q, input, r.pixels, r.scratch, out);
+  return OnednnOutcome::ran;
 }
 
 }  // namespace et_ops::kernels::xnnpack::detail

@@ -1,8 +1,17 @@
-// conv2d on oneDNN where the CPU has int8 dot-product instructions (AVX-512
-// VNNI, AVX-VNNI, AMX): their kernels add u8 x s8 products into int32
-// exactly, two to five times faster than XNNPACK's (which has no such code).
-// On other CPUs oneDNN's int8 kernels saturate 16-bit pair sums, so conv2d
-// stays on XNNPACK there. Both give XNNPACK's bytes on every CPU:
+// conv2d on oneDNN where its int8 kernels are exact, faster than XNNPACK's:
+// - where the CPU has int8 dot-product instructions (AVX-512 VNNI,
+//   AVX-VNNI, AMX), which add u8 x s8 products into int32 exactly, on any
+//   input (two to five times XNNPACK's speed, which has no such code);
+// - on AVX2 and AVX-512 without VNNI, whose kernels add pairs of products
+//   into a saturating int16, on 7-bit input: each byte is given as its
+//   distance from the start of a window of 128 values, at most 127, which
+//   no pair can saturate (127 * 128 * 2 < 2^15). PyTorch's 7-bit
+//   activations (reduce_range) lie there but for a few bytes beyond the
+//   calibrated range: those are clamped into the window, and the output
+//   pixels they reach computed again exactly (exact_pixels.h). A run with
+//   more of them (an eighth of the output) runs on XNNPACK. About 1.6
+//   times XNNPACK's speed on AVX2.
+// Both give XNNPACK's bytes on every CPU:
 //
 // - fused: oneDNN adds the bias and scales in float32 as XNNPACK does, then
 //   clamps to [min - zp, max - zp], rounds half to even and adds the zero
@@ -26,6 +35,10 @@
 namespace et_ops::kernels::xnnpack::detail {
 
 // A run state's part: the uint8 copy of the input and its tiles.
+enum class ExactInput { none, seven_bits, any };
+// What a run did: oneDNN computed the output, failed (reported), or
+// declined a 7-bit kernel's input of a wider range (XNNPACK runs it).
+enum class OnednnOutcome { ran, failed, declined };
 struct OnednnRunState;
 struct OnednnRunStateDeleter {
   void operator()(OnednnRunState* state) const;
@@ -41,9 +54,11 @@ class OnednnConvolution {
   static std::unique_ptr<OnednnConvolution> create(const ConvolutionState& state);
   ~OnednnConvolution();
 
+  // Whether runs whose input bytes span more than 128 values run on XNNPACK.
+  bool seven_bit_input() const;
   OnednnRunStateHandle instantiate() const;
-  bool run(KernelContext& ctx, const char* op, OnednnRunState& instance, const RunEnvironment& env,
-           const int8_t* input, int8_t* out) const;
+  OnednnOutcome run(KernelContext& ctx, const char* op, OnednnRunState& instance, const RunEnvironment& env,
+                    const int8_t* input, int8_t* out) const;
 
  private:
   struct Layer;

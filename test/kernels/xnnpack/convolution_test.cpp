@@ -154,6 +154,172 @@ TEST_CASE("conv2d agrees with the reference on random layers", "[xnnpack][conv2d
   }
 }
 
+// Input bytes drawn from [low, high].
+void fill_window(OwnedTensor& t, uint32_t seed, int low, int high) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(low, high);
+  for (int64_t i = 0; i < t.tensor->numel(); ++i) t.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
+}
+
+// An output scale that spreads the outputs over some tens of steps.
+double spread_out_scale(const Case& k, double in_scale, double factor) {
+  return in_scale * std::sqrt(double(k.c / k.groups * k.k * k.k)) * factor;
+}
+
+// Random layers whose input bytes all lie within 127 of the smallest (7-bit
+// activations: a ReLU's output from its zero point up, PyTorch's
+// reduce_range, or narrower): on AVX2 and AVX-512 without VNNI, oneDNN's
+// vpmaddubsw kernels run them (the [isa] case compares their bytes with
+// XNNPACK's).
+TEST_CASE("conv2d agrees with the reference on inputs within 128 values", "[xnnpack][conv2d]") {
+  std::mt19937 rng(77);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int i = 0; i < 24; ++i) {
+    const int64_t kernel = std::array<int64_t, 3>{1, 3, 5}[std::size_t(pick(0, 2))];
+    const bool depthwise = pick(0, 2) == 0;
+    const int64_t channels = depthwise ? pick(1, 64) : pick(1, 128), size = pick(kernel, 16);
+    const Case k{pick(1, 2), channels, size, size + pick(0, 2), depthwise ? channels : pick(1, 160), kernel,
+                 pick(1, 2), pick(0, kernel / 2), depthwise ? channels : 1, true, pick(-128, -1), pick(0, 127)};
+    Conv conv(k);
+    conv.in_zp = pick(-128, 100);
+    // From the zero point up (a ReLU's output), the lowest 128 values, or a window anywhere.
+    const int start = i % 3 == 0 ? int(conv.in_zp) : i % 3 == 1 ? -128 : int(pick(-128, 127));
+    const int width = i % 4 == 3 ? int(pick(0, 127)) : 127;
+    fill_window(conv.input, uint32_t(i), start, std::min(127, start + width));
+    INFO("case " << i << ": n=" << k.n << " c=" << k.c << " " << k.h << "x" << k.w << " o=" << k.o << " k=" << k.k
+                 << " groups=" << k.groups << " input in [" << start << ", " << start + width << "]");
+    conv.in_scale = std::uniform_real_distribution<double>(0.005, 0.05)(rng);
+    conv.out_scale = spread_out_scale(k, conv.in_scale, std::uniform_real_distribution<double>(0.4, 1.5)(rng));
+    conv.out_zp = pick(-60, 60);
+    Call call = conv.call();
+    run_on_one_and_two_threads(call, kConv, conv.out);
+    check_close(conv.out.data<int8_t>(), conv.reference());
+  }
+}
+
+// The largest pairs of products a 16-bit sum can hold exactly: every input
+// byte 127 above the window's start (some 126) and every weight -128 (some
+// -127), with a 3x3x32 layer (the fused form) and a 3x3x64 one (int32
+// accumulators); and the same weights over inputs that span all 256 values,
+// whose pairs of products do not fit 16 bits (vpmaddubsw would saturate
+// them): XNNPACK must run those.
+TEST_CASE("conv2d is exact at the edge of 16-bit pairs and beyond", "[xnnpack][conv2d]") {
+  for (const int64_t channels : {32, 64}) {
+    for (const bool full_range : {false, true}) {
+      const Case k{1, channels, 8, 8, 64, 3, 1, 1, 1, true};
+      Conv conv(k);
+      conv.in_zp = full_range ? 0 : -20;
+      if (full_range) {  // -128 and 127 alternating, some bytes between
+        for (int64_t i = 0; i < conv.input.tensor->numel(); ++i)
+          conv.input.data<int8_t>()[i] = int8_t(i % 7 == 0 ? (i * 37) % 256 - 128 : i % 2 == 0 ? -128 : 127);
+      } else {
+        fill_window(conv.input, 5, int(conv.in_zp) + 126, int(conv.in_zp) + 127);
+      }
+      fill_window(conv.weight, 6, -128, -127);
+      conv.in_scale = 0.01;
+      conv.out_scale = conv.in_scale * 0.02 * 128.0 * 127.0 * double(channels * 9) / (full_range ? 3000.0 : 150.0);
+      INFO(channels << " channels, " << (full_range ? "inputs over 256 values" : "inputs 127 above the window's start"));
+      Call call = conv.call();
+      run_on_one_and_two_threads(call, kConv, conv.out);
+      const std::vector<int8_t> expected = conv.reference();
+      check_close(conv.out.data<int8_t>(), expected);
+      // Not all clamped: a saturated sum would move outputs the check sees.
+      CHECK(std::count(expected.begin(), expected.end(), int8_t(-128)) < int64_t(expected.size()) / 2);
+    }
+  }
+}
+
+// 7-bit inputs with a few bytes far above the window (an activation beyond
+// the range its scale was calibrated for): at corners, edges and inside,
+// in dense, strided, grouped and depthwise layers, on every Highway target. oneDNN's 7-bit kernels
+// read them clamped into the window; the output pixels they reach must
+// come out exact all the same (the images are large enough that the pixels
+// they reach stay below an eighth of the output, where XNNPACK would run
+// the layer). Every weight -128: a byte of 127 is 255 steps above the
+// window's start, whose pairs of products would not fit 16 bits.
+TEST_CASE("conv2d is exact where a few input bytes lie beyond a 7-bit window", "[xnnpack][conv2d]") {
+  const Case cases[] = {
+      {1, 32, 24, 24, 48, 3, 1, 1, 1, true},   // dense, the fused form
+      {2, 64, 16, 16, 64, 3, 1, 1, 1, true},   // dense, int32 accumulators; batch 2
+      {1, 24, 31, 31, 32, 3, 2, 1, 1, true},   // strided
+      {1, 16, 40, 40, 16, 5, 1, 2, 16, true},  // depthwise 5x5
+      {1, 24, 26, 26, 36, 3, 1, 0, 3, false},  // grouped, no padding, per-tensor weights
+      {1, 40, 9, 9, 40, 1, 1, 0, 1, true},     // pointwise
+  };
+  for (const Case& k : cases) {
+    Conv conv(k);
+    conv.in_zp = -128;  // a ReLU's output: from the zero point up
+    fill_window(conv.input, 21, -128, -30);
+    fill_window(conv.weight, 22, -128, -128);
+    const int64_t h = k.h, w = k.w, c = k.c;
+    // Corners, edges, the middle, and two channels of one pixel; bytes of 127 (255 steps above -128).
+    const int64_t spots[][4] = {{0, 0, 0, 0},         {0, h - 1, w - 1, c - 1}, {0, 0, w / 2, 1 % c},
+                                {0, h / 2, 0, 2 % c}, {0, h / 2, w / 2, 0},      {0, h / 2, w / 2, c - 1},
+                                {k.n - 1, h - 1, 0, c / 2}};
+    for (const auto& spot : spots)
+      conv.input.data<int8_t>()[((spot[0] * h + spot[1]) * w + spot[2]) * c + spot[3]] = 127;
+    conv.out_scale = conv.in_scale * 0.02 * 128.0 * 60.0 * double(k.c / k.groups * k.k * k.k) / 100.0;
+    INFO("c=" << k.c << " o=" << k.o << " k=" << k.k << " stride=" << k.stride << " groups=" << k.groups);
+    Call call = conv.call();
+    const std::vector<int8_t> expected = conv.reference();
+    for_each_simd_target([&] {  // the pixels computed again are Highway code
+      run_on_one_and_two_threads(call, kConv, conv.out);
+      check_close(conv.out.data<int8_t>(), expected);
+    });
+  }
+}
+
+// One run state over runs whose inputs lie in different windows, then in
+// no window of 128 values, then in the first again: each run's output is
+// the reference's (the window the last run found is not assumed).
+TEST_CASE("conv2d follows its input's range from run to run", "[xnnpack][conv2d]") {
+  const Case k{1, 48, 10, 10, 64, 3, 1, 1, 1, true, -100, 120};
+  const int windows[][2] = {{-7, 120}, {-128, -1}, {-128, 127}, {-7, 120}, {0, 60}};
+  for (const std::size_t threads : {1, 2}) {
+    Conv conv(k);
+    conv.in_zp = -7;
+    conv.out_scale = spread_out_scale(k, conv.in_scale, 0.6);
+    Call call = conv.call();
+    const et_ops::KernelContext ctx = call.run_prepared(
+        kConv, threads, 5, [&](int i) { fill_window(conv.input, uint32_t(10 + i), windows[i][0], windows[i][1]); },
+        [&](int i) {
+          INFO(threads << " threads, run " << i << ": input in [" << windows[i][0] << ", " << windows[i][1] << "]");
+          check_close(conv.out.data<int8_t>(), conv.reference());
+          record_output(conv.out);
+        });
+    INFO(ctx.message());
+    REQUIRE(ctx.ok());
+  }
+}
+
+// The conv2d runs as the reference says on the best target, and every
+// other target this machine can run (AVX2, SSE4 and scalar included) gives
+// the same bytes.
+void check_every_highway_target(Conv& conv) {
+  Call call = conv.call();
+  REQUIRE(call.run(kConv, 1).ok());
+  const std::vector<uint8_t> best = conv.out.contents();
+  check_close(conv.out.data<int8_t>(), conv.reference());
+  for_each_simd_target([&] {
+    std::fill(conv.out.bytes.begin(), conv.out.bytes.end(), 0x55);
+    REQUIRE(call.run(kConv, 1).ok());
+    CHECK(conv.out.contents() == best);
+  });
+}
+
+// The uint8 copy of the input (clamped into the window, less its start; the
+// range of the bytes found on the way) is a Highway kernel.
+TEST_CASE("conv2d's input conversion gives the same bytes on every Highway target", "[xnnpack][conv2d]") {
+  const Case k{1, 40, 9, 9, 64, 3, 1, 1, 1, true};
+  for (const int start : {-128, -3}) {
+    Conv conv(k);
+    conv.in_zp = -3;
+    fill_window(conv.input, 3, start, start + 127);
+    conv.out_scale = spread_out_scale(k, conv.in_scale, 0.8);
+    check_every_highway_target(conv);
+  }
+}
+
 // oneDNN runs on OpenMP; the kernel must not leave the application's
 // thread with its own OpenMP setting (an application's later parallel
 // regions would run on one thread).
@@ -167,22 +333,13 @@ TEST_CASE("conv2d leaves the calling thread's OpenMP thread count alone", "[xnnp
   check_close(conv.out.data<int8_t>(), conv.reference());
 }
 
-// The int32-accumulator form requantizes in a Highway kernel: every target
-// this machine can run (AVX2, SSE4 and scalar included) gives the same bytes.
-// Weights of full range over 3x3x160 products exceed the fused form's bound.
+// The int32-accumulator form requantizes in a Highway kernel. Weights of
+// full range over 3x3x160 products exceed the fused form's bound.
 TEST_CASE("conv2d's requantization gives the same bytes on every Highway target", "[xnnpack][conv2d]") {
   const Case k{1, 160, 7, 7, 64, 3, 1, 1, 1, true};
   Conv conv(k);
   conv.out_scale = conv.in_scale * std::sqrt(160.0 * 9.0);
-  Call call = conv.call();
-  REQUIRE(call.run(kConv, 1).ok());
-  const std::vector<uint8_t> best = conv.out.contents();
-  check_close(conv.out.data<int8_t>(), conv.reference());
-  for_each_simd_target([&] {
-    std::fill(conv.out.bytes.begin(), conv.out.bytes.end(), 0x55);
-    REQUIRE(call.run(kConv, 1).ok());
-    CHECK(conv.out.contents() == best);
-  });
+  check_every_highway_target(conv);
 }
 
 TEST_CASE("conv2d gives the same bytes on every engine and microkernel path", "[xnnpack][conv2d][isa]") {

@@ -2,8 +2,8 @@
 // padding XNNPACK may read past an input, argument lists in schema order,
 // the one-call C-ABI kernel of each record (prepare, run, release) or its
 // prepared functions on a thread pool, the reference's rounding, and the
-// comparison of the bytes written on 1 and 2 threads and with XNNPACK's
-// AVX2 and native (AVX-512) microkernels.
+// comparison of the bytes written on 1 and 2 threads and on every engine
+// and microkernel path.
 #ifndef ET_OPS_TEST_KERNELS_XNNPACK_TEST_UTIL_H
 #define ET_OPS_TEST_KERNELS_XNNPACK_TEST_UTIL_H
 
@@ -76,32 +76,54 @@ class Call {
   // (prepare, run and release in one call), on more its prepared functions
   // with a thread pool of that many threads. Returns the context.
   KernelContext run(const char* op, std::size_t threads = 1) {
-    static const bool registered = kernels::xnnpack::register_kernels().ok();
-    REQUIRE(registered);
-    const ResolvedKernel kernel = lookup_kernel(op);
-    REQUIRE(kernel.fn != nullptr);
-    std::vector<et_ops_value*> args;
-    for (et_ops_value& v : values_) args.push_back(&v);
+    std::vector<et_ops_value*> args = arguments();
     KernelContext ctx;
     if (threads == 1) {
-      kernel.fn(ctx.raw(), args.data(), args.size());
+      kernel_of(op).fn(ctx.raw(), args.data(), args.size());
       return ctx;
     }
+    return run_prepared(op, threads, 1, [](int) {}, [](int) {});
+  }
+
+  // Prepares `op` once and runs one instance of it `runs` times on a pool of
+  // `threads` threads, calling before(i) and after(i) around run i (which
+  // may change the tensors' contents); stops at the first failure.
+  template <typename Before, typename After>
+  KernelContext run_prepared(const char* op, std::size_t threads, int runs, Before before, After after) {
+    std::vector<et_ops_value*> args = arguments();
+    const ResolvedKernel kernel = kernel_of(op);
     REQUIRE(kernel.prepared != nullptr);
     const std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool(pthreadpool_create(threads), pthreadpool_destroy);
     REQUIRE(pool != nullptr);
     const et_ops_prepared_kernel& f = *kernel.prepared;
+    KernelContext ctx;
     void* state = f.prepare(ctx.raw(), args.data(), args.size());
     if (!ctx.ok()) return ctx;
     void* instance = f.instantiate ? f.instantiate(ctx.raw(), state, args.data(), args.size()) : nullptr;
     const et_ops_run_environment env{sizeof(et_ops_run_environment), uint32_t(threads), pool.get()};
-    if (ctx.ok()) f.run(ctx.raw(), state, instance, &env, args.data(), args.size());
+    for (int i = 0; i < runs && ctx.ok(); ++i) {
+      before(i);
+      f.run(ctx.raw(), state, instance, &env, args.data(), args.size());
+      if (ctx.ok()) after(i);
+    }
     if (instance != nullptr) f.release_instance(instance);
     f.release_prepared(state);
     return ctx;
   }
 
  private:
+  static ResolvedKernel kernel_of(const char* op) {
+    static const bool registered = kernels::xnnpack::register_kernels().ok();
+    REQUIRE(registered);
+    const ResolvedKernel kernel = lookup_kernel(op);
+    REQUIRE(kernel.fn != nullptr);
+    return kernel;
+  }
+  std::vector<et_ops_value*> arguments() {
+    std::vector<et_ops_value*> args;
+    for (et_ops_value& v : values_) args.push_back(&v);
+    return args;
+  }
   Call& add(et_ops_value v) {
     values_.push_back(v);
     return *this;
@@ -235,8 +257,9 @@ inline void run_on_one_and_two_threads(Call& call, const char* op, OwnedTensor& 
 }
 
 // The outputs the test cases matching `spec` record when this executable
-// runs them with ET_OPS_XNNPACK_MAX_ISA=`isa`.
-inline std::vector<uint8_t> outputs_under_isa(const std::string& isa, const std::string& spec) {
+// runs them with ET_OPS_XNNPACK_MAX_ISA=`isa` (and ET_OPS_XNNPACK_ONEDNN=0
+// unless `onednn`).
+inline std::vector<uint8_t> outputs_under_isa(const std::string& isa, const std::string& spec, bool onednn = true) {
   char path[] = "/tmp/et_ops_xnnpack_outputs_XXXXXX";
   const int fd = mkstemp(path);
   REQUIRE(fd >= 0);
@@ -244,8 +267,8 @@ inline std::vector<uint8_t> outputs_under_isa(const std::string& isa, const std:
   const std::string log = std::string(path) + ".log";
   char self[4096] = {};
   REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
-  const std::string command = "ET_OPS_XNNPACK_MAX_ISA=" + isa + " " + kOutputsVariable + "=" + path + " '" + self +
-                              "' '" + spec + "' >" + log + " 2>&1";
+  const std::string command = "ET_OPS_XNNPACK_MAX_ISA=" + isa + (onednn ? "" : " ET_OPS_XNNPACK_ONEDNN=0") + " " +
+                              kOutputsVariable + "=" + path + " '" + self + "' '" + spec + "' >" + log + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream log_file(log);
   INFO(command << "\n" << std::string(std::istreambuf_iterator<char>(log_file), {}));
@@ -259,21 +282,24 @@ inline std::vector<uint8_t> outputs_under_isa(const std::string& isa, const std:
 }
 
 // The test cases matching `spec` (a Catch2 test spec) write the same bytes
-// on every path: the machine's own (convolutions on oneDNN where it has
-// AVX-512 int8 dot products), XNNPACK's AVX-512 microkernels alone, an
-// AVX2 machine's microkernels, and an AVX2 machine's with AVX-VNNI
-// (convolutions on oneDNN's AVX-VNNI kernels where this CPU has AVX-VNNI,
-// else the same as avx2). Each runs in a process of its own, as XNNPACK
-// chooses its microkernels once.
+// on every path: XNNPACK's AVX2 microkernels alone (the bytes the others
+// are compared with); the machine's own (convolutions on oneDNN where it
+// has int8 dot products, or on 7-bit inputs); an AVX-512 machine's without
+// VNNI (oneDNN's AVX-512 kernels on 7-bit inputs, XNNPACK's AVX-512
+// microkernels); an AVX2 machine's (oneDNN's AVX2 kernels on 7-bit
+// inputs); and an AVX2 machine's with AVX-VNNI (convolutions on oneDNN's
+// AVX-VNNI kernels where this CPU has AVX-VNNI, else the same as avx2).
+// Each runs in a process of its own, as XNNPACK chooses its microkernels
+// once.
 inline void check_same_bytes_on_every_isa(const std::string& spec) {
-  const std::vector<uint8_t> native = outputs_under_isa("native", spec);
-  for (const char* isa : {"avx512", "avx2", "avx2vnni"}) {
+  const std::vector<uint8_t> xnnpack_alone = outputs_under_isa("avx2", spec, false);
+  for (const char* isa : {"native", "avx512", "avx2", "avx2vnni"}) {
     const std::vector<uint8_t> capped = outputs_under_isa(isa, spec);
-    INFO("ET_OPS_XNNPACK_MAX_ISA=" << isa);
-    REQUIRE(native.size() == capped.size());
-    const auto differ = std::mismatch(native.begin(), native.end(), capped.begin());
-    INFO("first different byte: " << (differ.first - native.begin()) << " of " << native.size());
-    CHECK(differ.first == native.end());
+    INFO("ET_OPS_XNNPACK_MAX_ISA=" << isa << " beside XNNPACK's AVX2 microkernels alone");
+    REQUIRE(xnnpack_alone.size() == capped.size());
+    const auto differ = std::mismatch(xnnpack_alone.begin(), xnnpack_alone.end(), capped.begin());
+    INFO("first different byte: " << (differ.first - xnnpack_alone.begin()) << " of " << xnnpack_alone.size());
+    CHECK(differ.first == xnnpack_alone.end());
   }
 }
 
