@@ -115,12 +115,21 @@ typedef struct et_ops_value {
 
 #define ET_OPS_MESSAGE_CAPACITY 1024
 
+struct et_ops_run_environment;
+
 /* Where a kernel reports an error. A kernel that fails sets `failed` and
- * writes a NUL-terminated message; it never aborts. */
+ * writes a NUL-terminated message; it never aborts.
+ *
+ * `environment` (present when struct_size covers it: contexts of runtimes
+ * before 0.2 end at `message`) is the running run state's environment, its
+ * thread pool, for a plain kernel that splits its work; NULL when the
+ * kernel is called outside a run state's run. Prepared kernels get it as
+ * their run's argument. */
 typedef struct et_ops_kernel_context {
   uint32_t struct_size;
   int32_t failed;
   char message[ET_OPS_MESSAGE_CAPACITY];
+  const struct et_ops_run_environment* environment;
 } et_ops_kernel_context;
 
 /* Every kernel has this signature: the arguments in schema order, out

@@ -2,6 +2,7 @@
 #ifndef ET_OPS_KERNEL_CONTEXT_H
 #define ET_OPS_KERNEL_CONTEXT_H
 
+#include <cstddef>
 #include <cstring>
 #include <string_view>
 
@@ -18,6 +19,7 @@ class KernelContext {
     raw_.struct_size = sizeof(et_ops_kernel_context);
     raw_.failed = 0;
     raw_.message[0] = '\0';
+    raw_.environment = nullptr;
   }
 
   static KernelContext& from(et_ops_kernel_context* raw) { return *reinterpret_cast<KernelContext*>(raw); }
@@ -41,6 +43,17 @@ class KernelContext {
     raw_.failed = 0;
     raw_.message[0] = '\0';
   }
+
+  // The running run state's environment (its thread pool), for a plain
+  // kernel that splits its work; null outside a run state's run, or from a
+  // runtime whose contexts end before it.
+  const et_ops_run_environment* run_environment() const {
+    return raw_.struct_size >= offsetof(et_ops_kernel_context, environment) + sizeof(raw_.environment)
+               ? raw_.environment
+               : nullptr;
+  }
+  // What run_environment() gives (a runtime sets it for its runs).
+  void set_run_environment(const et_ops_run_environment* environment) { raw_.environment = environment; }
 
   et_ops_kernel_context* raw() { return &raw_; }
 

@@ -238,6 +238,7 @@ RunResult RunState::Impl::execute(std::vector<InstructionTiming>* timings) {
     evaluate_symbolic();
   }
   context.reset();
+  context.set_run_environment(&environment);
   et_ops_kernel_context* raw = context.raw();
   if (timings == nullptr) {
     for (std::size_t i = 0; i < calls.size(); ++i) {

@@ -12,12 +12,17 @@
 // and divided by divisor in float32 as mul.Scalar and div.Scalar do (a
 // factor of 1 changes nothing), each row goes through _softmax's own row
 // function, and the values product is bmm's (float64 sums in index order,
-// rounded once). The same bits on every SIMD target and thread count.
+// rounded once). The same bits on every SIMD target and thread count: a
+// run state of several threads splits the key/value heads and blocks of
+// query rows among them, each computed as on one thread.
 // Only what the result depends on is read: positions the mask hides from
 // a whole row are not scored (they take masked_score), positions whose
 // probability is 0 add no value row. Against the chain that changes no bit
 // unless the cache holds an infinity or NaN where a row does not look.
+#include <pthreadpool.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -243,6 +248,35 @@ void attend_group(const Attention& a, int64_t b, int64_t kv, int64_t group, int6
                              o_head + g * o.stride(1), o.stride(2), o.stride(3));
 }
 
+// The tiles of one call: for each batch and key/value head, blocks of query
+// rows whose scores fit kScoreBlockElements; each on one thread, with that
+// thread's scratch.
+struct Tiles {
+  const Attention& a;
+  int64_t kv_heads, group, rows, block, depth, length;
+  std::atomic<bool> out_of_memory{false};
+
+  int64_t blocks_per_head() const { return (rows + block - 1) / block; }
+  int64_t count() const { return a.query.size(0) * kv_heads * blocks_per_head(); }
+
+  void run(int64_t i) {
+    // The thread's scratch, kept from call to call: a prompt's scores are
+    // large enough that allocating them per call would map and fault fresh
+    // pages every time.
+    thread_local Scratch scratch;
+    try {
+      scratch.query.resize(static_cast<std::size_t>(group * block * depth));
+      scratch.scores.resize(static_cast<std::size_t>(group * block * length));
+      scratch.spans.resize(static_cast<std::size_t>(group * block));
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;
+      return;
+    }
+    const int64_t t0 = i % blocks_per_head() * block, head = i / blocks_per_head();
+    attend_group(a, head / kv_heads, head % kv_heads, group, t0, std::min(block, rows - t0), scratch);
+  }
+};
+
 bool run_attention(KernelContext& ctx, const Attention& a, const Shape& shape) {
   const int64_t kv_heads = a.key.size(1);
   const int64_t group = shape.sizes[1] / kv_heads;
@@ -250,22 +284,19 @@ bool run_attention(KernelContext& ctx, const Attention& a, const Shape& shape) {
   const int64_t depth = a.query.size(3);
   const int64_t widest = group * std::max<int64_t>({1, length, depth});
   const int64_t block = std::min(shape.sizes[2], std::max<int64_t>(1, kScoreBlockElements / widest));
-  // The calling thread's scratch, kept from call to call: a prompt's scores
-  // are large enough that allocating them per call would map and fault
-  // fresh pages every time.
-  thread_local Scratch scratch;
-  try {
-    scratch.query.resize(static_cast<std::size_t>(group * block * depth));
-    scratch.scores.resize(static_cast<std::size_t>(group * block * length));
-    scratch.spans.resize(static_cast<std::size_t>(group * block));
-  } catch (const std::bad_alloc&) {
+  Tiles tiles{a, kv_heads, group, shape.sizes[2], block, depth, length};
+  const et_ops_run_environment* env = ctx.run_environment();
+  if (env != nullptr && env->thread_count > 1 && env->threadpool != nullptr && tiles.count() > 1) {
+    pthreadpool_parallelize_1d(
+        static_cast<pthreadpool_t>(env->threadpool),
+        [](void* t, std::size_t i) { static_cast<Tiles*>(t)->run(int64_t(i)); }, &tiles,
+        static_cast<std::size_t>(tiles.count()), 0);
+  } else {
+    for (int64_t i = 0; i < tiles.count() && !tiles.out_of_memory; ++i) tiles.run(i);
+  }
+  if (tiles.out_of_memory)
     return detail::fail(ctx, op_name::attention_out, "cannot allocate the scores of {} query rows ({} floats each)",
                         group, length);
-  }
-  for (int64_t b = 0; b < shape.sizes[0]; ++b)
-    for (int64_t kv = 0; kv < kv_heads; ++kv)
-      for (int64_t t0 = 0; t0 < shape.sizes[2]; t0 += block)
-        attend_group(a, b, kv, group, t0, std::min(block, shape.sizes[2] - t0), scratch);
   return ctx.ok();
 }
 

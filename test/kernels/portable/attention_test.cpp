@@ -3,8 +3,11 @@
 // documented order, and the unfused chain's results (bmm's scores) to
 // rounding, for heads shared by several queries,
 // masks of every broadcast, keys in a transposed layout and prompts longer
-// than one block of scores, on every SIMD target; cache positions no row
-// attends left unread; a masked-out row; zero sizes; every error.
+// than one block of scores, on every SIMD target and on 1, 2 and 3 threads;
+// cache positions no row attends left unread; a masked-out row; zero
+// sizes; every error.
+#include <pthreadpool.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -97,9 +100,11 @@ std::vector<float> chain(const Case& c, const std::vector<float>& q, const std::
   return out.logical();
 }
 
+// The fused kernel; with `threads` > 1 called as a run state of that many
+// threads calls it (its context carries the run's environment).
 std::vector<float> fused(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
                          const std::vector<float>& v, const Mask* mask, double scale, double divisor,
-                         double masked_score, std::vector<uint8_t> key_order = {}) {
+                         double masked_score, std::vector<uint8_t> key_order = {}, uint32_t threads = 1) {
   Owned<float> query({c.batch, c.heads, c.rows, c.depth}, q);
   Owned<float> key({c.batch, c.kv_heads, c.length, c.depth}, k, std::move(key_order));
   Owned<float> value({c.batch, c.kv_heads, c.length, c.value_depth}, v);
@@ -107,6 +112,10 @@ std::vector<float> fused(const Case& c, const std::vector<float>& q, const std::
   Owned<float> out(out_sizes, Owned<float>::filled(out_sizes, -1));
   Owned<float> fill({}, {static_cast<float>(masked_score)});
   KernelContext ctx;
+  const std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool(threads > 1 ? pthreadpool_create(threads) : nullptr,
+                                                                    pthreadpool_destroy);
+  const et_ops_run_environment env{sizeof(et_ops_run_environment), threads, pool.get()};
+  if (threads > 1) ctx.set_run_environment(&env);
   std::optional<TensorRef> m, f;
   if (mask != nullptr) m = mask->ref(), f = fill.ref();
   REQUIRE(portable::attention_out(ctx, query, key, value, m, f, scale, divisor, out));
@@ -178,6 +187,30 @@ TEST_CASE("attention: the bits of the documented order, on every SIMD target", "
                              causal_chain) == -1);
     });
     if (c.rows > 1) CHECK(first_difference(unmasked, causal_chain) != -1);  // the mask matters
+  }
+}
+
+// A run state of several threads splits the heads and blocks of rows among
+// them: the same bits as one thread, with every mask form, on every target.
+TEST_CASE("attention: two and three threads give one thread's bits", "[portable][attention][threads]") {
+  auto rng = et_ops::test::seeded_rng(12);
+  for (const Case& c : kCases) {
+    INFO("B " << c.batch << " H " << c.heads << " Hkv " << c.kv_heads << " T " << c.rows << " S " << c.length);
+    const Operands o(c, rng);
+    const double lowest = std::numeric_limits<float>::lowest();
+    const auto one = fused(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -kInf);
+    const auto one_batch = fused(c, o.q, o.k, o.v, &o.batch_mask, 1.0, 8.0, lowest);
+    const auto one_unmasked = fused(c, o.q, o.k, o.v, nullptr, 1.0, kDivisor, 0, {0, 1, 3, 2});
+    et_ops::test::for_each_simd_target([&] {
+      for (const uint32_t threads : {2u, 3u}) {
+        INFO(threads << " threads");
+        CHECK(first_difference(fused(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -kInf, {}, threads), one) == -1);
+        CHECK(first_difference(fused(c, o.q, o.k, o.v, &o.batch_mask, 1.0, 8.0, lowest, {}, threads), one_batch) ==
+              -1);
+        CHECK(first_difference(fused(c, o.q, o.k, o.v, nullptr, 1.0, kDivisor, 0, {0, 1, 3, 2}, threads),
+                               one_unmasked) == -1);
+      }
+    });
   }
 }
 
