@@ -3,7 +3,8 @@
 // each run state gets its own instance; every run gets the prepared state
 // and the run state's threads; a prepare failure is a load error naming the
 // instruction; the record's plain function still works alone; profiles
-// name the instruction's operator and kernel library.
+// name the instruction's operator and kernel library; a plain kernel sees
+// the run state's environment through its context.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -85,13 +86,24 @@ bool run_threads(KernelContext& ctx, const int&, const RunEnvironment& env, Tens
   return ctx.ok();
 }
 
+// A plain kernel: out = self + the run's thread count (0 outside a run
+// state's run) + 100 when the run has a pool.
+bool plain_threads(KernelContext& ctx, TensorRef self, TensorRef out) {
+  const et_ops_run_environment* env = ctx.run_environment();
+  const float seen = env == nullptr ? 0.0f : float(env->thread_count) + (env->threadpool != nullptr ? 100.0f : 0.0f);
+  for (int64_t i = 0; i < self.numel(); ++i) out.data_as<float>()[i] = self.data_as<const float>()[i] + seen;
+  return ctx.ok();
+}
+
 constexpr const char* kScaled = "acme::scaled.out(Tensor self, Tensor weights, *, Tensor(a!) out) -> Tensor(a!)";
 constexpr const char* kThreads = "acme::threads.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)";
+constexpr const char* kPlainThreads = "acme::plain_threads.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)";
 
 const et_ops::KernelLibrary& library() {
   static const et_ops::KernelLibrary instance("acme_prepared", "1.0", {
       et_ops::prepared_kernel<&prepare_sum, &instantiate_sum, &run_sum>(kScaled),
       et_ops::prepared_kernel<&prepare_threads, &run_threads>(kThreads),
+      et_ops::kernel<&plain_threads>(kPlainThreads),
   });
   return instance;
 }
@@ -134,7 +146,7 @@ TEST_CASE("a library with prepared kernels has a version 2 manifest that says wh
   CHECK(m.abi_version == ET_OPS_ABI_VERSION_PREPARED);
   REQUIRE(m.record_size == sizeof(et_ops_kernel_record_v2));
   const auto* records = reinterpret_cast<const et_ops_kernel_record_v2*>(m.records);
-  REQUIRE(m.record_count == 2);
+  REQUIRE(m.record_count == 3);
   for (std::size_t i = 0; i < 2; ++i) {
     CHECK(records[i].kind == ET_OPS_KERNEL_PREPARED);
     REQUIRE(records[i].prepared != nullptr);
@@ -143,6 +155,39 @@ TEST_CASE("a library with prepared kernels has a version 2 manifest that says wh
   }
   CHECK(records[0].prepared->instantiate != nullptr);
   CHECK(records[1].prepared->instantiate == nullptr);  // no per-run-state part
+  CHECK(records[2].kind == ET_OPS_KERNEL_PLAIN);
+  CHECK(records[2].prepared == nullptr);
+}
+
+TEST_CASE("a plain kernel sees the run state's threads through its context", "[prepared][threads]") {
+  register_once();
+  et_ops::test::TempDir dir;
+  et_ops::test::EtpWriter w("plain_threads");
+  const uint32_t input = w.tensor(DType::Float32, {4});
+  const uint32_t out = w.tensor(DType::Float32, {4});
+  w.inputs({input});
+  w.outputs({out});
+  w.instruction("acme::plain_threads.out", {input, out});
+  const et_ops::LoadResult loaded = et_ops::Program::load(w.write(dir.file("plain_threads.etp")));
+  REQUIRE(loaded.ok());
+  auto state = loaded.value()->make_state();
+  CHECK(run(*loaded.value(), *state) == std::vector<float>{2, 3, 4, 5});  // one thread, no pool
+  REQUIRE(state->set_threads(2));
+  CHECK(run(*loaded.value(), *state) == std::vector<float>{103, 104, 105, 106});  // two, with a pool
+  // Called alone, outside a run state: no environment.
+  float self[1] = {1}, result[1] = {0};
+  et_ops::Tensor t_self(DType::Float32, self, {1}), t_out(DType::Float32, result, {1});
+  et_ops_value values[2] = {et_ops::tensor_value(t_self), et_ops::tensor_value(t_out)};
+  et_ops_value* args[2] = {&values[0], &values[1]};
+  KernelContext ctx;
+  et_ops::lookup_kernel("acme::plain_threads.out").fn(ctx.raw(), args, 2);
+  REQUIRE(ctx.ok());
+  CHECK(result[0] == 1.0f);
+  // A context from a runtime whose contexts end at the message: the field is not read.
+  KernelContext old;
+  old.set_run_environment(reinterpret_cast<const et_ops_run_environment*>(&values[0]));  // not to be read
+  old.raw()->struct_size = offsetof(et_ops_kernel_context, environment);
+  CHECK(old.run_environment() == nullptr);
 }
 
 TEST_CASE("prepare runs once per loaded program; each run state has its own instance", "[prepared]") {
