@@ -57,9 +57,10 @@ inline int32_t quad_of(const int8_t* q) {
 }
 
 // dots[r] = sum of (u8 weight byte) * (s8 activation) over one group of
-// block row r, wrapping in uint32.
-void ScalarGroupDots(const uint8_t* chunk, std::size_t chunks, bool four_bit, const int8_t* q, uint32_t* dots) {
-  for (std::size_t r = 0; r < kBlockRows; ++r) dots[r] = 0;
+// block row r, wrapping in uint32; weights[r] = the sum of its u8 weights.
+void ScalarGroupDots(const uint8_t* chunk, std::size_t chunks, bool four_bit, const int8_t* q, uint32_t* dots,
+                     uint32_t* weights) {
+  for (std::size_t r = 0; r < kBlockRows; ++r) dots[r] = weights[r] = 0;
   for (std::size_t c = 0; c < chunks; ++c, chunk += kChunkBytes) {
     const int8_t* a = q + c * (four_bit ? 8 : 4);
     for (std::size_t r = 0; r < kBlockRows; ++r)
@@ -68,11 +69,21 @@ void ScalarGroupDots(const uint8_t* chunk, std::size_t chunks, bool four_bit, co
         if (four_bit) {
           dots[r] += static_cast<uint32_t>((byte & 0x0F) * a[e]);
           dots[r] += static_cast<uint32_t>((byte >> 4) * a[4 + e]);
+          weights[r] += static_cast<uint32_t>((byte & 0x0F) + (byte >> 4));
         } else {
           dots[r] += static_cast<uint32_t>(byte * a[e]);
+          weights[r] += byte;
         }
       }
   }
+}
+
+// The group's correction that does not depend on the weights,
+// off * (sum q - z * P) (lowbit_layout.h), wrapping in uint32.
+inline uint32_t TokenShift(const TokenView& t, std::size_t group, std::size_t padded_group, bool four_bit) {
+  const uint32_t offset = four_bit ? 8u : 128u;
+  return offset * (static_cast<uint32_t>(t.qsums[group]) -
+                   static_cast<uint32_t>(t.zero_point) * static_cast<uint32_t>(padded_group));
 }
 
 #undef ET_OPS_LOWBIT_X86_SIMD  // set again for each target that has it
@@ -201,16 +212,48 @@ HWY_INLINE VI WidenPairs(VI sum, V16 pairs) {
   return hn::Add(sum, VI{madd16(pairs.raw, hn::Set(D16(), int16_t{1}).raw)});
 }
 
+// The u8 weights of a chunk's vector, summed in fours per 32-bit lane
+// like the products: the two nibbles of a byte (at most 30) added first.
+template <bool kFourBit>
+HWY_INLINE VI ChunkWeights(const VI (&w)[2]) {
+  return kFourBit ? hn::Add(w[0], w[1]) : w[0];
+}
+
+// sums[g][r] = the sum of group g's u8 weights of block row r, for a
+// block's tiles of several tokens: computed once, not in every tile's
+// loop, where they would take registers the tile needs.
+template <bool kFourBit>
+void BlockWeights(const BlockView& b, int32_t* sums) {
+  const DI d;
+  const VI ones = hn::Set(d, 0x01010101);
+  for (std::size_t g = 0; g < b.groups; ++g) {
+    const uint8_t* chunk = b.chunks_of(g);
+    VI weights[kRowVectors];
+    for (std::size_t v = 0; v < kRowVectors; ++v) weights[v] = hn::Zero(d);
+    for (std::size_t c = 0; c < b.chunks; ++c, chunk += kChunkBytes)
+      for (std::size_t v = 0; v < kRowVectors; ++v) {
+        VI w[2];
+        if constexpr (kFourBit)
+          UnpackNibbles(chunk, v, w);
+        else
+          w[0] = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d));
+        weights[v] = QuadDot<kFourBit>(weights[v], ChunkWeights<kFourBit>(w), ones);
+      }
+    for (std::size_t v = 0; v < kRowVectors; ++v) hn::StoreU(weights[v], d, sums + g * kBlockRows + v * hn::Lanes(d));
+  }
+}
+
 // M tokens against one block, out [M][kBlockRows]: each chunk's weight
-// vectors unpacked once for the M tokens; then the group's correction
-// offset * qsum + zp * wsum subtracted (all in uint32, wrapping: the same
-// int32 as the scalar order).
-template <bool kFourBit, std::size_t M>
-void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
+// vectors unpacked once for the M tokens. The group's correction
+// z * sum (w + off) + off * (sum q - z * P) is subtracted after the
+// products (all in uint32, wrapping: the same int32 as the scalar order);
+// its weight sums come from `sums` (BlockWeights) or, with kSumInLoop
+// (one token: no second pass over the bytes), from the products' loop.
+template <bool kFourBit, std::size_t M, bool kSumInLoop = false>
+void DynamicTile(const BlockView& b, const TokenView* t, const int32_t* sums, float* out) {
   const DI d;
   const DF df;
-  const std::size_t lanes = hn::Lanes(d);
-  const uint32_t offset = kFourBit ? 8u : 128u;
+  const VI ones = hn::Set(d, 0x01010101);
   VF acc[M][kRowVectors];
   VI zero_point[M];
   for (std::size_t m = 0; m < M; ++m) {
@@ -221,6 +264,8 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
     const uint8_t* chunk = b.chunks_of(g);
     PrefetchRecord(b, chunk);
     VI isum[M][kRowVectors];
+    VI weights[kRowVectors];
+    for (std::size_t v = 0; v < kRowVectors; ++v) weights[v] = hn::Zero(d);
     for (std::size_t m = 0; m < M; ++m)
       for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = hn::Zero(d);
     const std::size_t q0 = g * b.padded_group;
@@ -229,12 +274,16 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
     if constexpr (kFourBit && kPairSums) {
       do {
         const std::size_t span_end = std::min(c + kSpanChunks, b.chunks);
-        V16 pairs[M][kRowVectors];
+        V16 pairs[M][kRowVectors], weight_pairs[kRowVectors];
+        for (std::size_t v = 0; v < kRowVectors; ++v) weight_pairs[v] = hn::Zero(D16());
         for (std::size_t m = 0; m < M; ++m)
           for (std::size_t v = 0; v < kRowVectors; ++v) pairs[m][v] = hn::Zero(D16());
         do {
           VI w[kRowVectors][2];
-          for (std::size_t v = 0; v < kRowVectors; ++v) UnpackNibbles(chunk, v, w[v]);
+          for (std::size_t v = 0; v < kRowVectors; ++v) {
+            UnpackNibbles(chunk, v, w[v]);
+            if constexpr (kSumInLoop) weight_pairs[v] = PairDot(weight_pairs[v], ChunkWeights<true>(w[v]), ones);
+          }
           for (std::size_t m = 0; m < M; ++m) {
             const int8_t* a = t[m].q + q0 + c * 8;
             const VI a_low = hn::Set(d, quad_of(a)), a_high = hn::Set(d, quad_of(a + 4));
@@ -243,6 +292,8 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
           }
           chunk += kChunkBytes;
         } while (++c < span_end);
+        if constexpr (kSumInLoop)
+          for (std::size_t v = 0; v < kRowVectors; ++v) weights[v] = WidenPairs(weights[v], weight_pairs[v]);
         for (std::size_t m = 0; m < M; ++m)
           for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = WidenPairs(isum[m][v], pairs[m][v]);
       } while (c < b.chunks);
@@ -253,7 +304,8 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
           if constexpr (kFourBit)
             UnpackNibbles(chunk, v, w[v]);
           else
-            w[v][0] = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * lanes);
+            w[v][0] = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d));
+          if constexpr (kSumInLoop) weights[v] = QuadDot<kFourBit>(weights[v], ChunkWeights<kFourBit>(w[v]), ones);
         }
         for (std::size_t m = 0; m < M; ++m) {
           const int8_t* a = t[m].q + q0 + c * (kFourBit ? 8 : 4);
@@ -267,13 +319,12 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
         chunk += kChunkBytes;
       } while (++c < b.chunks);
     }
-    // After the products (fewer live registers in their loops).
-    for (std::size_t v = 0; v < kRowVectors; ++v) {
-      const VI wsum = hn::LoadU(d, b.wsums_of(g) + v * lanes);
-      for (std::size_t m = 0; m < M; ++m) {
-        const int32_t shift = wrap(offset * static_cast<uint32_t>(t[m].qsums[g]));
-        isum[m][v] = hn::Sub(isum[m][v], hn::Add(hn::Set(d, shift), hn::Mul(zero_point[m], wsum)));
-      }
+    if constexpr (!kSumInLoop)
+      for (std::size_t v = 0; v < kRowVectors; ++v) weights[v] = hn::LoadU(d, sums + g * kBlockRows + v * hn::Lanes(d));
+    for (std::size_t m = 0; m < M; ++m) {
+      const VI shift = hn::Set(d, wrap(TokenShift(t[m], g, b.padded_group, kFourBit)));
+      for (std::size_t v = 0; v < kRowVectors; ++v)
+        isum[m][v] = hn::Sub(isum[m][v], hn::Add(shift, hn::Mul(zero_point[m], weights[v])));
     }
     AddGroup<M>(isum, b.scales_of(g), acc);
   }
@@ -282,26 +333,31 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
 
 // `count` tokens in tiles of M, then the rest in smaller tiles.
 template <bool kFourBit, std::size_t M>
-void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, float* out) {
-  for (; count >= M; count -= M, t += M, out += M * kBlockRows) DynamicTile<kFourBit, M>(b, t, out);
+void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, const int32_t* sums, float* out) {
+  for (; count >= M; count -= M, t += M, out += M * kBlockRows) DynamicTile<kFourBit, M>(b, t, sums, out);
   if constexpr (M > 1)
-    if (count > 0) DynamicTokens<kFourBit, M - 1>(b, t, count, out);
+    if (count > 0) DynamicTokens<kFourBit, M - 1>(b, t, count, sums, out);
+}
+
+template <bool kFourBit>
+void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, int32_t* sums, float* out) {
+  if (count == 1) return DynamicTile<kFourBit, 1, true>(b, t, nullptr, out);
+  BlockWeights<kFourBit>(b, sums);
+  DynamicTokens<kFourBit, kTokenTile>(b, t, count, sums, out);
 }
 #endif
 
 // out[r] = the documented float chain of output channel r of the block for
 // one token (see lowbit_layout.h), the scalar targets' loop.
 void ScalarDynamicBlock(const BlockView& b, const TokenView& t, float* out) {
-  uint32_t dots[kBlockRows];
+  uint32_t dots[kBlockRows], weights[kBlockRows];
   float acc[kBlockRows] = {};
-  const uint32_t offset = b.four_bit ? 8u : 128u;
   for (std::size_t g = 0; g < b.groups; ++g) {
-    ScalarGroupDots(b.chunks_of(g), b.chunks, b.four_bit, t.q + g * b.padded_group, dots);
-    const uint32_t shift = offset * static_cast<uint32_t>(t.qsums[g]);
-    const int32_t* wsum = b.wsums_of(g);
+    ScalarGroupDots(b.chunks_of(g), b.chunks, b.four_bit, t.q + g * b.padded_group, dots, weights);
+    const uint32_t shift = TokenShift(t, g, b.padded_group, b.four_bit);
     const float* scale = b.scales_of(g);
     for (std::size_t r = 0; r < kBlockRows; ++r) {
-      const int32_t sum = wrap(dots[r] - shift - static_cast<uint32_t>(t.zero_point) * static_cast<uint32_t>(wsum[r]));
+      const int32_t sum = wrap(dots[r] - shift - static_cast<uint32_t>(t.zero_point) * weights[r]);
       const float product = static_cast<float>(sum) * scale[r];
       acc[r] = acc[r] + product;
     }
@@ -314,11 +370,12 @@ void ScalarDynamicBlock(const BlockView& b, const TokenView& t, float* out) {
 }
 
 // out [count][kBlockRows]: the block's rows for `count` tokens.
-void DynamicBlock(const BlockView& b, const TokenView* t, std::size_t count, float* out) {
+void DynamicBlock(const BlockView& b, const TokenView* t, std::size_t count, int32_t* weight_sums, float* out) {
 #ifdef ET_OPS_LOWBIT_X86_SIMD
-  if (b.four_bit) return DynamicTokens<true, kTokenTile>(b, t, count, out);
-  return DynamicTokens<false, kTokenTile>(b, t, count, out);
+  if (b.four_bit) return DynamicTokens<true>(b, t, count, weight_sums, out);
+  return DynamicTokens<false>(b, t, count, weight_sums, out);
 #else
+  (void)weight_sums;
   for (std::size_t i = 0; i < count; ++i) ScalarDynamicBlock(b, t[i], out + i * kBlockRows);
 #endif
 }
@@ -505,8 +562,9 @@ HWY_EXPORT(DequantizeBlock);
 HWY_EXPORT(FloatBlock);
 HWY_EXPORT(FloatDecode);
 
-void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out) {
-  HWY_DYNAMIC_DISPATCH(DynamicBlock)(block, tokens, count, out);
+void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, int32_t* weight_sums,
+                   float* out) {
+  HWY_DYNAMIC_DISPATCH(DynamicBlock)(block, tokens, count, weight_sums, out);
 }
 
 void float_decode(const BlockView* blocks, std::size_t count, std::size_t group_size, const float* x, float* out) {

@@ -78,7 +78,6 @@ PackedWeights pack_weights(const Geometry& g, const uint8_t* weight, const float
     for (std::size_t grp = 0; grp < g.groups; ++grp) {
       uint8_t* at = p.records.get() + (b * g.groups + grp) * record;
       float block_scales[kBlockRows] = {};
-      int32_t block_wsums[kBlockRows] = {};
       for (std::size_t r = 0; r < kBlockRows; ++r) {
         const std::size_t n = b * kBlockRows + r;
         if (n < g.out)
@@ -86,11 +85,9 @@ PackedWeights pack_weights(const Geometry& g, const uint8_t* weight, const float
         else
           std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(g.group_size), 0);
         pack_row(g, values.data(), r, at);
-        for (std::size_t i = 0; i < g.group_size; ++i) block_wsums[r] += values[i];
         if (n < g.out) block_scales[r] = scales[n * g.groups + grp];
       }
       std::memcpy(at + weight_bytes, block_scales, sizeof block_scales);
-      std::memcpy(at + weight_bytes + sizeof block_scales, block_wsums, sizeof block_wsums);
     }
   return p;
 }

@@ -9,15 +9,18 @@
 //   int4: w[k0 + e] + 8 in its low nibble, w[k0 + 4 + e] + 8 in its high
 //         one (k0 = 8c within the group): the two quads of a byte's lanes;
 //   int8: w[k0 + e] + 128 (k0 = 4c): an unsigned byte.
-// After a group's chunks, its rows' float32 scales and the sums of their
-// (signed) weights: one record per group, so that a block, and a layer, is
-// one stream of bytes in the order the kernels read it. Rows past N are
-// zero weights.
+// After a group's chunks, its rows' float32 scales: one record per group,
+// so that a block, and a layer, is one stream of bytes in the order the
+// kernels read it, and no more bytes than the program's (a decode step is
+// bound by the bytes it reads). Rows past N are zero weights.
 //
 // For an int8 token q with zero point z (activations padded with zeros
-// like the weights), the exact integer group sum of the reference is
-//   sum (q - z) * w = sum q * (w + off) - off * sum q - z * sum w,
-// off = 8 or 128: u8 x s8 products, what vpdpbusd / vpmaddubsw multiply.
+// like the weights, P = padded_group), the exact integer group sum of the
+// reference is
+//   sum (q - z) * w = sum q * (w + off) - z * sum (w + off)
+//                     - off * (sum q - z * P),
+// off = 8 or 128: u8 x s8 products, what vpdpbusd / vpmaddubsw multiply;
+// the kernels sum the stored bytes w + off as they read them.
 #ifndef ET_OPS_SRC_KERNELS_QUANTIZED_LOWBIT_LAYOUT_H
 #define ET_OPS_SRC_KERNELS_QUANTIZED_LOWBIT_LAYOUT_H
 
@@ -45,10 +48,8 @@ struct Geometry {
 Geometry make_geometry(std::size_t in, std::size_t out, std::size_t group_size, bool four_bit);
 
 // The bytes of one group's record: its chunks, then kBlockRows float32
-// scales, then kBlockRows int32 weight sums (whole cache lines).
-inline std::size_t record_bytes(const Geometry& g) {
-  return g.chunks * kChunkBytes + kBlockRows * (sizeof(float) + sizeof(int32_t));
-}
+// scales (whole cache lines).
+inline std::size_t record_bytes(const Geometry& g) { return g.chunks * kChunkBytes + kBlockRows * sizeof(float); }
 
 // The repacked weights of one linear layer.
 struct PackedWeights {
@@ -71,9 +72,6 @@ struct BlockView {
   const float* scales_of(std::size_t group) const {
     return reinterpret_cast<const float*>(chunks_of(group) + chunks * kChunkBytes);
   }
-  const int32_t* wsums_of(std::size_t group) const {
-    return reinterpret_cast<const int32_t*>(chunks_of(group) + chunks * kChunkBytes + kBlockRows * sizeof(float));
-  }
 };
 
 // How far ahead of the group they read the decode kernels ask for a
@@ -94,7 +92,10 @@ struct TokenView {
 // out[i][r], i < count, r < kBlockRows: the documented chain of block row r
 // for token i: acc = 0; for g ascending: acc = fl32(acc + fl32(fl32(isum_g)
 // * scale_g)); fl32(acc * token scale), then fl32(+ block.bias[r]).
-void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out);
+// weight_sums: scratch of block.groups * kBlockRows values (several
+// tokens share a group's sums of weights).
+void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, int32_t* weight_sums,
+                   float* out);
 
 // The block's weights as float32 [K][kBlockRows]: fl32(fl32(w) * scale).
 void dequantize_block(const BlockView& block, std::size_t group_size, float* out);

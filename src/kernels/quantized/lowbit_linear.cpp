@@ -213,12 +213,13 @@ void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
     tokens.push_back({a.q.data() + t * g.groups * g.padded_group, a.qsums.data() + t * g.groups,
                       static_cast<int32_t>(a.zero_points[t]), static_cast<float>(a.scales[t])});
   std::vector<float> values(std::min(p.tokens, kBatch) * kBlockRows);
+  std::vector<int32_t> weight_sums(g.groups * kBlockRows);
   float bias[kBlockRows];
   for (std::size_t b = first; b < end; ++b) {
     const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, block_bias(p, b, bias));
     for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
       const std::size_t count = std::min(kBatch, p.tokens - t0);
-      lowbit::dynamic_block(block, tokens.data() + t0, count, values.data());
+      lowbit::dynamic_block(block, tokens.data() + t0, count, weight_sums.data(), values.data());
       for (std::size_t i = 0; i < count; ++i) store_rows(p, b, t0 + i, values.data() + i * kBlockRows);
     }
   }

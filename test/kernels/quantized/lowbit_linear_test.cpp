@@ -58,6 +58,8 @@ struct Data {
   std::vector<uint8_t> packed;  // [N, K/2] for int4
 };
 
+void pack_int4(Data& d);
+
 Data random_data(const Problem& p, std::mt19937_64& rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int> w4(-8, 7), w8(-128, 127);
@@ -71,9 +73,40 @@ Data random_data(const Problem& p, std::mt19937_64& rng) {
   for (auto& s : d.scales) s = scale(rng);
   if (p.with_bias)
     for (int64_t n = 0; n < p.out; ++n) d.bias.push_back(normal(rng));
-  if (p.four_bit)
-    for (std::size_t m = 0; m < d.w.size() / 2; ++m)
-      d.packed.push_back(static_cast<uint8_t>(((d.w[2 * m] + 8) << 4) | (d.w[2 * m + 1] + 8)));
+  pack_int4(d);
+  return d;
+}
+
+// d.packed from d.w, for int4 weights.
+void pack_int4(Data& d) {
+  d.packed.clear();
+  if (d.w.size() % 2 != 0) return;
+  for (std::size_t m = 0; m < d.w.size() / 2; ++m)
+    d.packed.push_back(static_cast<uint8_t>(((d.w[2 * m] + 8) << 4) | (d.w[2 * m + 1] + 8)));
+}
+
+// The extremes of every integer the kernels sum: rows of the smallest
+// weight, of the largest, alternating and random; one token of
+// non-negative values (zero point -128), one of non-positive ones (zero
+// point 127) and one of both signs, its quantized values reaching -128 and
+// 127.
+Data extreme_data(const Problem& p, std::mt19937_64& rng) {
+  Data d = random_data(p, rng);
+  const int low = p.four_bit ? -8 : -128, high = p.four_bit ? 7 : 127;
+  for (int64_t n = 0; n < p.out; ++n)
+    for (int64_t k = 0; k < p.in; ++k) {
+      int8_t& w = d.w[static_cast<std::size_t>(n * p.in + k)];
+      if (n % 4 == 0) w = static_cast<int8_t>(low);
+      if (n % 4 == 1) w = static_cast<int8_t>(high);
+      if (n % 4 == 2) w = static_cast<int8_t>(k % 2 == 0 ? low : high);
+    }
+  pack_int4(d);
+  for (int64_t t = 0; t < p.tokens; ++t)
+    for (int64_t k = 0; k < p.in; ++k) {
+      float& x = d.x[static_cast<std::size_t>(t * p.in + k)];
+      if (t % 3 == 0) x = std::fabs(x);
+      if (t % 3 == 1) x = -std::fabs(x);
+    }
   return d;
 }
 
@@ -229,6 +262,21 @@ TEST_CASE("linear_8da4w / 8da8w: the documented order bit for bit, the same byte
       CHECK(mismatches(run(p, d), expected) == 0);
       CHECK(mismatches(run(p, d, Activation::Dynamic, 2), expected) == 0);
     });
+  }
+}
+
+TEST_CASE("linear_8da4w / 8da8w: extreme weights and activations over long groups, bit for bit on every target",
+          "[lowbit]") {
+  const Problem problems[] = {{3, 2048, 20, 1024, true, false},
+                              {3, 2048, 20, 2048, false, true},
+                              {6, 512, 17, 512, true, true},
+                              {6, 520, 17, 520, false, false}};
+  auto rng = et_ops::test::seeded_rng(9);
+  for (const Problem& p : problems) {
+    INFO("T " << p.tokens << " K " << p.in << " N " << p.out << " group " << p.group_size << " int4 " << p.four_bit);
+    const Data d = extreme_data(p, rng);
+    const std::vector<float> expected = model(p, d);
+    for_each_target_and_vnni([&] { CHECK(mismatches(run(p, d), expected) == 0); });
   }
 }
 
