@@ -5,7 +5,9 @@
 // TinyLlama's shapes: a decode step (T = 1) and a 128-token prompt, over a
 // cache of 256 positions (and a decode step over 2048), the rows at the
 // middle of the cache. bytes_per_second is the key and value bytes one
-// call reads; fused / memcpy is the share of the memory-bound limit.
+// call reads; fused / memcpy is the share of the memory-bound limit. The
+// _streamed figures read each call's cache from memory (one layer after
+// another of caches filling 256 MiB), as in a decode step.
 //
 //   attention_bench --benchmark_filter=decode
 #include <benchmark/benchmark.h>
@@ -88,6 +90,46 @@ void fused(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * cache_bytes(o.s));
 }
 
+// Layers' caches for the streamed figures: as many as fill 256 MiB, so
+// that each call reads its cache from memory, as a model's decode step
+// does after its linears have streamed their weights through the caches.
+int64_t streamed_layers(const Shape& s) { return (int64_t{256} << 20) / cache_bytes(s) + 1; }
+
+// The fused kernel on one layer after another of the streamed caches.
+void fused_streamed(benchmark::State& state) {
+  const Shape s = shape_of(state);
+  const int64_t layers = streamed_layers(s), per_layer = s.kv_heads * s.length * s.depth;
+  std::vector<float> k(static_cast<std::size_t>(layers * per_layer), 0.5f), v(k.size(), -0.25f);
+  Operands o(s);
+  int64_t layer = 0;
+  for (auto _ : state) {
+    const Tensor key(DType::Float32, k.data() + layer * per_layer, {1, s.kv_heads, s.length, s.depth});
+    const Tensor value(DType::Float32, v.data() + layer * per_layer, {1, s.kv_heads, s.length, s.depth});
+    KernelContext ctx;
+    if (!portable::attention_out(ctx, o.query, key, value, o.mask_tensor.ref(), o.fill_tensor.ref(), 1.0, 8.0,
+                                 o.output))
+      state.SkipWithError(std::string(ctx.message()).c_str());
+    benchmark::ClobberMemory();
+    layer = (layer + 1) % layers;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * cache_bytes(s));
+}
+
+// memcpy of one layer's cache after another, from the streamed caches.
+void memcpy_streamed(benchmark::State& state) {
+  const Shape s = shape_of(state);
+  const int64_t layers = streamed_layers(s);
+  const auto n = static_cast<std::size_t>(cache_bytes(s));
+  std::vector<char> from(static_cast<std::size_t>(layers) * n, 1), to(n);
+  int64_t layer = 0;
+  for (auto _ : state) {
+    std::memcpy(to.data(), from.data() + static_cast<std::size_t>(layer) * n, n);
+    benchmark::ClobberMemory();
+    layer = (layer + 1) % layers;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * cache_bytes(s));
+}
+
 // The unfused program's instructions for one layer, on buffers it plans.
 void chain(benchmark::State& state) {
   Operands o(shape_of(state));
@@ -158,6 +200,8 @@ void shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(fused)->Name("attention/fused")->Apply(shapes);
 BENCHMARK(chain)->Name("attention/chain")->Apply(shapes);
 BENCHMARK(memcpy_cache)->Name("attention/memcpy")->Apply(shapes);
+BENCHMARK(fused_streamed)->Name("attention/fused_streamed")->Apply(shapes);
+BENCHMARK(memcpy_streamed)->Name("attention/memcpy_streamed")->Apply(shapes);
 
 }  // namespace
 

@@ -231,13 +231,13 @@ void attend_group(const Attention& a, int64_t b, int64_t kv, int64_t group, int6
   float* scores = scratch.scores.data();
   detail::Span* spans = scratch.spans.data();
   for (int64_t g = 0; g < group; ++g) attended_spans(a, b, h0 + g, t0, rows, length, spans + g * rows);
-  detail::attention_scores(scratch.query.data(), group * rows, key, length, depth, spans, scores);
+  const detail::FloatRows value{v.data_as<const float>() + b * v.stride(0) + kv * v.stride(1), v.stride(2),
+                                v.stride(3)};
+  detail::attention_scores(scratch.query.data(), group * rows, key, value, length, depth, spans, scores);
   for (int64_t g = 0; g < group; ++g)
     scale_and_mask(a, b, h0 + g, t0, rows, length, spans + g * rows, scores + g * rows * length);
   for (int64_t r = 0; r < group * rows; ++r) softmax_of_row(a, scores + r * length, length, spans[r]);
   weighted_spans(scores, group * rows, length, spans);
-  const detail::FloatRows value{v.data_as<const float>() + b * v.stride(0) + kv * v.stride(1), v.stride(2),
-                                v.stride(3)};
   float* o_head = o.data_as<float>() + b * o.stride(0) + h0 * o.stride(1) + t0 * o.stride(2);
   if (rows == 1) {  // one row per head: the group's output rows are o.stride(1) apart
     detail::attention_values(scores, group, length, value, v.size(3), spans, o_head, o.stride(1), o.stride(3));

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 
+#include <hwy/cache_control.h>
+
 #include "attention_simd.h"
 #include "vector_math-inl.h"
 
@@ -57,30 +59,54 @@ HWY_INLINE double add_partial_vectors(D d, const hn::Vec<D>* v) {
 #endif
 }
 
-// Scores of R query rows against one key row whose terms are contiguous.
+// Asks for the cache lines of `bytes` bytes from `at` (a read the caller
+// makes a few rows later: the cache streams from memory in a decode step,
+// and the hardware prefetchers start each head's rows late).
+HWY_INLINE void prefetch_bytes(const float* at, int64_t bytes) {
+  const char* p = reinterpret_cast<const char*>(at);
+  for (int64_t line = 0; line < bytes; line += 64) hwy::Prefetch(p + line);
+}
+
+// How many rows ahead of the one they read the products ask for the cache,
+// in the first tile of query rows: it reads the cache from memory in a
+// decode step; the next tiles read it from the caches, where asking again
+// only costs.
+constexpr int64_t kPrefetchRows = 8;
+
+// Key rows per step of R query rows' scores: independent sums to overlap
+// (one query row alone would wait on one chain of depth / 8 additions).
 template <int R>
-void score_tile(const double* query, int64_t depth, const float* key, float* scores, int64_t length) {
+constexpr int kKeyRows = R == 1 ? 4 : R == 2 ? 2 : 1;
+
+// Scores of R query rows against K key rows (`step` floats apart) whose
+// terms are contiguous: scores[r * length + i] for key row i.
+template <int R, int K>
+void score_tile(const double* query, int64_t depth, const float* key, int64_t step, float* scores, int64_t length) {
   const DD dd;
   const DH dh;
-  VD sums[R][kPartialVectors];
+  VD sums[R][K][kPartialVectors];
   for (int r = 0; r < R; ++r)
-    for (int64_t v = 0; v < kPartialVectors; ++v) sums[r][v] = hn::Zero(dd);
+    for (int i = 0; i < K; ++i)
+      for (int64_t v = 0; v < kPartialVectors; ++v) sums[r][i][v] = hn::Zero(dd);
   const int64_t whole = depth / kScorePartials * kScorePartials;
   for (int64_t d0 = 0; d0 < whole; d0 += kScorePartials)
-    for (int64_t v = 0; v < kPartialVectors; ++v) {
-      const VD k = hn::PromoteTo(dd, hn::LoadU(dh, key + d0 + v * kLanes));
-      for (int r = 0; r < R; ++r) sums[r][v] = hn::MulAdd(hn::LoadU(dd, query + r * depth + d0 + v * kLanes), k, sums[r][v]);
+    for (int64_t v = 0; v < kPartialVectors; ++v)
+      for (int i = 0; i < K; ++i) {
+        const VD k = hn::PromoteTo(dd, hn::LoadU(dh, key + i * step + d0 + v * kLanes));
+        for (int r = 0; r < R; ++r)
+          sums[r][i][v] = hn::MulAdd(hn::LoadU(dd, query + r * depth + d0 + v * kLanes), k, sums[r][i][v]);
+      }
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < K; ++i) {
+      if (whole == depth) {
+        scores[r * length + i] = static_cast<float>(add_partial_vectors(dd, sums[r][i]));
+        continue;
+      }
+      HWY_ALIGN double partials[kScorePartials];
+      for (int64_t v = 0; v < kPartialVectors; ++v) hn::Store(sums[r][i][v], dd, partials + v * kLanes);
+      for (int64_t d = whole; d < depth; ++d) partials[d % kScorePartials] += query[r * depth + d] * key[i * step + d];
+      scores[r * length + i] = static_cast<float>(add_partials(partials));
     }
-  for (int r = 0; r < R; ++r) {
-    if (whole == depth) {
-      scores[r * length] = static_cast<float>(add_partial_vectors(dd, sums[r]));
-      continue;
-    }
-    HWY_ALIGN double partials[kScorePartials];
-    for (int64_t v = 0; v < kPartialVectors; ++v) hn::Store(sums[r][v], dd, partials + v * kLanes);
-    for (int64_t d = whole; d < depth; ++d) partials[d % kScorePartials] += query[r * depth + d] * key[d];
-    scores[r * length] = static_cast<float>(add_partials(partials));
-  }
 }
 
 // The same sums for any key layout, one term at a time.
@@ -93,28 +119,48 @@ void score_strided(const double* query, int64_t rows, const float* key, int64_t 
   }
 }
 
+// With `prefetch`, also asks for the rows of `next` at the positions it
+// scores (the value rows the values product reads next), when its columns
+// are contiguous.
 template <int R>
-void score_rows(const double* query, FloatRows key, Span span, int64_t length, int64_t depth, float* scores) {
-  for (int64_t s = span.begin; s < span.end; ++s) {
-    const float* k = key.data + s * key.row_stride;
-    if (key.col_stride == 1)
-      score_tile<R>(query, depth, k, scores + s, length);
-    else
-      score_strided(query, R, k, key.col_stride, depth, scores + s, length);
+void score_rows(const double* query, FloatRows key, FloatRows next, bool prefetch_rows, Span span, int64_t length,
+                int64_t depth, float* scores) {
+  if (key.col_stride != 1) {
+    for (int64_t s = span.begin; s < span.end; ++s)
+      score_strided(query, R, key.data + s * key.row_stride, key.col_stride, depth, scores + s, length);
+    return;
   }
+  const int64_t row_bytes = depth * int64_t{sizeof(float)};
+  const auto prefetch = [&](int64_t s) {
+    if (!prefetch_rows || s >= span.end) return;
+    prefetch_bytes(key.data + s * key.row_stride, row_bytes);
+    if (next.col_stride == 1) prefetch_bytes(next.data + s * next.row_stride, row_bytes);
+  };
+  constexpr int K = kKeyRows<R>;
+  int64_t s = span.begin;
+  for (; s + K <= span.end; s += K) {
+    for (int i = 0; i < K; ++i) prefetch(s + kPrefetchRows + i);
+    score_tile<R, K>(query, depth, key.data + s * key.row_stride, key.row_stride, scores + s, length);
+  }
+  for (; s < span.end; ++s) score_tile<R, 1>(query, depth, key.data + s * key.row_stride, 0, scores + s, length);
 }
 
-// Output columns [j, j + kValueVectors * kLanes) of R rows, value rows contiguous.
-constexpr int64_t kValueVectors = 2;
+// Output columns [j, j + kValueVectorsOf<R> * kLanes) of R rows, value rows
+// contiguous: R * kValueVectorsOf<R> independent sums.
 template <int R>
-void value_tile(const float* p, int64_t length, FloatRows value, Span span, int64_t j, float* out,
+constexpr int64_t kValueVectorsOf = R == 1 ? 8 : R == 2 ? 4 : 2;
+template <int R>
+void value_tile(const float* p, int64_t length, FloatRows value, bool prefetch_rows, Span span, int64_t j, float* out,
                 int64_t out_row_stride, int64_t out_col_stride) {
   const DD dd;
   const DH dh;
+  constexpr int64_t kValueVectors = kValueVectorsOf<R>;
   VD sums[R][kValueVectors];
   for (int r = 0; r < R; ++r)
     for (int64_t v = 0; v < kValueVectors; ++v) sums[r][v] = hn::Zero(dd);
+  const int64_t row_bytes = kValueVectors * kLanes * int64_t{sizeof(float)};
   for (int64_t s = span.begin; s < span.end; ++s) {
+    if (prefetch_rows && s + kPrefetchRows < span.end) prefetch_bytes(value.data + (s + kPrefetchRows) * value.row_stride + j, row_bytes);
     const float* row = value.data + s * value.row_stride + j;
     for (int64_t v = 0; v < kValueVectors; ++v) {
       const VD x = hn::PromoteTo(dd, hn::LoadU(dh, row + v * kLanes));
@@ -142,13 +188,13 @@ void value_column(const float* p, int64_t rows, int64_t length, FloatRows value,
 }
 
 template <int R>
-void value_rows(const float* p, int64_t length, FloatRows value, Span span, int64_t cols, float* out,
-                int64_t out_row_stride, int64_t out_col_stride) {
-  constexpr int64_t width = kValueVectors * kLanes;
+void value_rows(const float* p, int64_t length, FloatRows value, bool prefetch_rows, Span span, int64_t cols,
+                float* out, int64_t out_row_stride, int64_t out_col_stride) {
+  constexpr int64_t width = kValueVectorsOf<R> * kLanes;
   int64_t j = 0;
   if (value.col_stride == 1)
     for (; j + width <= cols; j += width)
-      value_tile<R>(p, length, value, span, j, out, out_row_stride, out_col_stride);
+      value_tile<R>(p, length, value, prefetch_rows, span, j, out, out_row_stride, out_col_stride);
   for (; j < cols; ++j) value_column(p, R, length, value, span, j, out, out_row_stride, out_col_stride);
 }
 
@@ -181,17 +227,18 @@ void for_each_tile(int64_t rows, const Span* spans, const F& f) {
 
 }  // namespace
 
-void AttentionScores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth,
-                     const Span* spans, float* scores) {
+void AttentionScores(const double* query, int64_t rows, FloatRows key, FloatRows next, int64_t length,
+                     int64_t depth, const Span* spans, float* scores) {
   for_each_tile(rows, spans, [&](auto tile, int64_t r, Span span) {
-    score_rows<decltype(tile)::value>(query + r * depth, key, span, length, depth, scores + r * length);
+    score_rows<decltype(tile)::value>(query + r * depth, key, next, r == 0, span, length, depth,
+                                      scores + r * length);
   });
 }
 
 void AttentionValues(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
                      const Span* spans, float* out, int64_t out_row_stride, int64_t out_col_stride) {
   for_each_tile(rows, spans, [&](auto tile, int64_t r, Span span) {
-    value_rows<decltype(tile)::value>(probabilities + r * length, length, value, span, cols,
+    value_rows<decltype(tile)::value>(probabilities + r * length, length, value, r == 0, span, cols,
                                       out + r * out_row_stride, out_row_stride, out_col_stride);
   });
 }
@@ -204,9 +251,9 @@ namespace et_ops::kernels::portable::detail {
 HWY_EXPORT(AttentionScores);
 HWY_EXPORT(AttentionValues);
 
-void attention_scores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth,
-                      const Span* spans, float* scores) {
-  HWY_DYNAMIC_DISPATCH(AttentionScores)(query, rows, key, length, depth, spans, scores);
+void attention_scores(const double* query, int64_t rows, FloatRows key, FloatRows next, int64_t length,
+                      int64_t depth, const Span* spans, float* scores) {
+  HWY_DYNAMIC_DISPATCH(AttentionScores)(query, rows, key, next, length, depth, spans, scores);
 }
 
 void attention_values(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,

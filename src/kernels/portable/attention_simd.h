@@ -28,9 +28,11 @@ struct Span {
 // scores[r * length + s] = query row r . key row s (depth terms, in the
 // order above), for r < rows and s in spans[r]; `query` holds the rows
 // promoted to float64, `depth` apart. Positions outside spans[r] may be
-// scored too (rows go in tiles) or left as they were.
-void attention_scores(const double* query, int64_t rows, FloatRows key, int64_t length, int64_t depth,
-                      const Span* spans, float* scores);
+// scored too (rows go in tiles) or left as they were. The rows of `next`
+// (the values) at the positions scored are asked for from memory as it
+// goes.
+void attention_scores(const double* query, int64_t rows, FloatRows key, FloatRows next, int64_t length,
+                      int64_t depth, const Span* spans, float* scores);
 
 // out(r, j) = sum over s of probabilities[r * length + s] * value(s, j), for
 // r < rows and j < cols: from +0.0 in increasing s, each product exact in

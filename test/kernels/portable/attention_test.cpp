@@ -162,6 +162,10 @@ const Case kCases[] = {
     {1, 2, 2, 230, 300, 4, 37},  // more rows than one block of scores holds
     {1, 4, 2, 1, 51, 64, 64},    // decode steps of a model's head size: two query rows per key/value head
     {1, 3, 3, 1, 33, 64, 40},    // one query row per head, value columns that fill no whole tile
+    // Key rows scored four (one query row) or two (two rows) at a time, with
+    // positions, terms and value columns left over.
+    {1, 2, 2, 1, 23, 21, 70},
+    {1, 4, 2, 1, 19, 13, 33},
 };
 const double kDivisor = 2.8284271247461903;  // sqrt(8): not a power of two
 
