@@ -28,7 +28,9 @@ then --new - 1 single-token runs (decode, greedy), on each --threads count:
 
 Beside them, two limits measured in the same run by build/bench/lowbit_bench:
 memcpy's bandwidth (bytes read plus written, a copy far larger than the
-caches; the larger of a measurement before and after the models) and the
+caches; the larger of a measurement before and after the models; printed
+beside what one thread's loads alone read, the most one thread's decode
+can reach) and the
 u8 x s8 multiply-add peak of the instructions the int8 kernels use (a
 register-only loop, one thread, 2 operations per product). The decode
 limit of a program is that bandwidth over the weight bytes one token reads
@@ -118,17 +120,19 @@ def linear_parameters(model):
 # --- the limits ------------------------------------------------------------------------------------------------
 
 def limits(lowbit_bench, isa):
-    """memcpy bytes/s (read + written) and the one-thread multiply-add peak (ops/s), from lowbit_bench."""
+    """memcpy bytes/s (read + written), one thread's read bytes/s and the one-thread multiply-add peak (ops/s),
+    from lowbit_bench."""
     env = dict(os.environ)
     if isa == "avx2":
         env["ET_OPS_BENCH_TARGET"] = "AVX2"
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([lowbit_bench, "--benchmark_filter=BM_memcpy|BM_multiply_add_peak",
+        subprocess.run([lowbit_bench, "--benchmark_filter=BM_memcpy|BM_read|BM_multiply_add_peak",
                         f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
                        env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         results = json.load(open(out.name))["benchmarks"]
     figure = {b["name"].split("/")[0]: b for b in results}
-    return figure["BM_memcpy"]["bytes/s"], figure["BM_multiply_add_peak"]["ops/s"]
+    return dict(bandwidth=figure["BM_memcpy"]["bytes/s"], read=figure["BM_read"]["bytes/s"],
+                peak=figure["BM_multiply_add_peak"]["ops/s"])
 
 
 # --- PyTorch ---------------------------------------------------------------------------------------------------
@@ -304,9 +308,12 @@ def mb(n):
     return f"{n / 1e6:.1f} MB"
 
 
-def report(results, bandwidth, peak, isa):
+def report(results, limit, isa):
+    bandwidth, peak = limit["bandwidth"], limit["peak"]
     print(f"\nlimits ({isa}): memcpy {bandwidth / 1e9:.1f} GB/s (read + written), "
-          f"u8 x s8 multiply-add peak {peak / 1e9:.0f} GOP/s (one thread)")
+          f"u8 x s8 multiply-add peak {peak / 1e9:.0f} GOP/s (one thread); one thread reads "
+          f"{limit['read'] / 1e9:.1f} GB/s ({limit['read'] / bandwidth:.2f} of memcpy's figure: the most one "
+          f"thread's decode can reach)")
     for result in results:
         ops_per_token = 2 * result["linear_parameters"]
         prefill_limit = peak / ops_per_token
@@ -328,7 +335,7 @@ def report(results, bandwidth, peak, isa):
                   f"{mb(memory['load_anonymous_bytes'])} anonymous (the prepared layouts), "
                   f"{mb(memory['load_file_bytes'])} of the mapped file resident; a run state "
                   f"{mb(memory['run_state_bytes'])} (planned {mb(memory['planned_memory_bytes'])})")
-        goals(result)
+        goals(result, limit)
         if "long_state" in result:
             m = result["long_state"]
             print(f"run state for N = {m['max_seq_len']} (8da4w): planned {mb(m['planned_memory_bytes'])}, at most "
@@ -338,15 +345,18 @@ def report(results, bandwidth, peak, isa):
                   f"resident after make_state {mb(m['run_state_bytes'])}")
 
 
-def goals(result):
+def goals(result, limit):
     """The figures the project's goals are stated in: shares of the limits on one thread, the second thread's
     gain, the time to the first token."""
+    read_share = limit["bandwidth"] / limit["read"]
     rows = {(r["system"], r["threads"]): r for r in result["rows"]}
     for scheme in ("8da4w", "int4", "int8"):
         one, two = rows.get((f"et_ops {scheme}", 1)), rows.get((f"et_ops {scheme}", 2))
         if one is None:
             continue
-        line = (f"goals, et_ops {scheme}: decode {one['decode'] / one['decode_limit']:.2f} of the bandwidth limit, "
+        decode_share = one["decode"] / one["decode_limit"]
+        line = (f"goals, et_ops {scheme}: decode {decode_share:.2f} of the bandwidth limit "
+                f"({decode_share * read_share:.2f} of one thread's reads), "
                 f"prefill {one['prefill'] / one['prefill_limit']:.2f} of the multiply-add peak, first token after "
                 f"{one['ttft']:.3f} s (one thread)")
         if two is not None:
@@ -410,17 +420,17 @@ def main():
     blas = [line.split()[-1] for line in open("/proc/self/maps") if "blas" in line or "lapack" in line]
     print(f"PyTorch {torch.__version__}, BLAS in use: {', '.join(sorted(set(blas))) or 'none loaded yet'}; "
           f"SIMD: {args.isa}", flush=True)
-    bandwidth, peak = limits(lowbit_bench, args.isa)
+    before = limits(lowbit_bench, args.isa)
     with tempfile.TemporaryDirectory() as temporary:
         directory = args.programs or temporary
         os.makedirs(directory, exist_ok=True)
         results = [measure_model(shape, args, directory, et_ops_tool) for shape in models]
-    bandwidth_after, peak_after = limits(lowbit_bench, args.isa)
-    bandwidth, peak = max(bandwidth, bandwidth_after), max(peak, peak_after)
-    report(results, bandwidth, peak, args.isa)
+    after = limits(lowbit_bench, args.isa)
+    limit = {name: max(before[name], after[name]) for name in before}
+    report(results, limit, args.isa)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(isa=args.isa, bandwidth=bandwidth, peak=peak, results=results), f, indent=1)
+            json.dump(dict(isa=args.isa, **limit, results=results), f, indent=1)
     if args.chart:
         chart(results, args.chart)
 

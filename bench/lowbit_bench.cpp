@@ -6,7 +6,9 @@
 //   the weight bytes over memcpy's bandwidth (bytes read plus written, a
 //   copy far larger than the caches); measured on one layer run again and
 //   again (its weights in the caches) and "streamed from memory", through
-//   256 MiB of layers as a model's decode step reads them;
+//   256 MiB of layers as a model's decode step reads them, and beside
+//   what one thread's loads alone read from memory (BM_read): on some
+//   machines one core cannot read at memcpy's figure;
 // - prefill (128 tokens, GEMM) is bound by integer multiply-adds, so its
 //   limit is a register-only loop of the instructions the kernel uses for
 //   its u8 x s8 products (vpdpbusd on AVX3_DL; vpmaddubsw + vpmaddwd on
@@ -107,6 +109,22 @@ int64_t MultiplyAddLoop(const int16_t* seed, int64_t iterations, int32_t* sink) 
 #endif
 }
 
+// The sum of `bytes` bytes (a multiple of 4 vectors) read as 64-bit lanes,
+// four vectors at a time: what one thread's loads alone move from memory.
+uint64_t ReadLoop(const uint8_t* data, std::size_t bytes) {
+  const hn::ScalableTag<uint64_t> d;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto* words = reinterpret_cast<const uint64_t*>(data);
+  auto a = hn::Zero(d), b = a, c = a, e = a;
+  for (std::size_t i = 0; i < bytes / 8; i += 4 * lanes) {
+    a = hn::Add(a, hn::LoadU(d, words + i));
+    b = hn::Add(b, hn::LoadU(d, words + i + lanes));
+    c = hn::Add(c, hn::LoadU(d, words + i + 2 * lanes));
+    e = hn::Add(e, hn::LoadU(d, words + i + 3 * lanes));
+  }
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a, b), hn::Add(c, e))));
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace lowbit_bench
 #include "common/hwy_vnni_end.h"
@@ -115,6 +133,7 @@ int64_t MultiplyAddLoop(const int16_t* seed, int64_t iterations, int32_t* sink) 
 namespace lowbit_bench {
 
 HWY_EXPORT(MultiplyAddLoop);
+HWY_EXPORT(ReadLoop);
 
 namespace q = et_ops::kernels::quantized;
 using et_ops::DType;
@@ -133,6 +152,15 @@ void BM_memcpy(benchmark::State& state) {
   }
   benchmark::DoNotOptimize(dst.data());
   state.counters["bytes/s"] = benchmark::Counter(2.0 * static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// One thread reading 256 MiB: the most a decode kernel on one thread can
+// stream, below memcpy's figure, which counts the written bytes too.
+void BM_read(benchmark::State& state) {
+  const std::size_t bytes = std::size_t{256} << 20;
+  std::vector<uint8_t> src(bytes, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(HWY_DYNAMIC_DISPATCH(ReadLoop)(src.data(), bytes));
+  state.counters["bytes/s"] = benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_multiply_add_peak(benchmark::State& state) {
@@ -249,6 +277,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_memcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_read)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_multiply_add_peak)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_linear_8da4w)->Apply(shapes);
 BENCHMARK(BM_linear_int4)->Apply(shapes);
@@ -290,9 +319,11 @@ int main(int argc, char** argv) {
   auto& v = reporter.values;
   const double bandwidth = v["BM_memcpy/real_time bytes/s"];
   const double peak = v["BM_multiply_add_peak/real_time ops/s"];
-  std::printf("\nHighway target %s; memcpy %.1f GB/s (read + written); u8 x s8 multiply-add peak %.1f GOP/s "
-              "(one thread)\n",
-              hwy::TargetName(hwy::SupportedAndGeneratedTargets().front()), bandwidth * 1e-9, peak * 1e-9);
+  const double read = v["BM_read/real_time bytes/s"];
+  std::printf("\nHighway target %s; memcpy %.1f GB/s (read + written); one thread reads %.1f GB/s (%.2f of "
+              "memcpy's figure); u8 x s8 multiply-add peak %.1f GOP/s (one thread)\n",
+              hwy::TargetName(hwy::SupportedAndGeneratedTargets().front()), bandwidth * 1e-9, read * 1e-9,
+              bandwidth > 0 ? read / bandwidth : 0.0, peak * 1e-9);
   for (const char* op : {"BM_linear_8da4w", "BM_linear_int4"})
     for (const char* threads : {"1", "2"}) {
       for (const char* shape : {"1/768/2048", "1/2048/5632"}) {
@@ -304,8 +335,9 @@ int main(int argc, char** argv) {
         const std::string streamed = std::string(op).replace(3, 6, "streamed");  // BM_linear_x -> BM_streamed_x
         const double rate = v[streamed + "/" + shape + "/" + threads + "/real_time weight bytes/s"];
         std::printf("%-16s decode  %-12s %s thread(s), streamed from memory: weight bytes %.1f GB/s = %.2f of the "
-                    "memcpy limit\n",
-                    op, shape, threads, rate * 1e-9, bandwidth > 0 ? rate / bandwidth : 0.0);
+                    "memcpy limit, %.2f of one thread's reads\n",
+                    op, shape, threads, rate * 1e-9, bandwidth > 0 ? rate / bandwidth : 0.0,
+                    read > 0 ? rate / read : 0.0);
       }
       const double prefill = v[std::string(op) + "/128/768/2048/" + threads + "/real_time ops/s"];
       std::printf("%-16s prefill 128/768/2048 %s thread(s): %.1f GOP/s = %.2f of the multiply-add peak\n", op, threads,
