@@ -119,9 +119,9 @@ void score_strided(const double* query, int64_t rows, const float* key, int64_t 
   }
 }
 
-// With `prefetch`, also asks for the rows of `next` at the positions it
-// scores (the value rows the values product reads next), when its columns
-// are contiguous.
+// With prefetch_rows, asks for the key rows kPrefetchRows ahead of those it
+// scores, and for the rows of `next` at those positions (the value rows
+// the values product reads next) when its columns are contiguous.
 template <int R>
 void score_rows(const double* query, FloatRows key, FloatRows next, bool prefetch_rows, Span span, int64_t length,
                 int64_t depth, float* scores) {
@@ -160,7 +160,8 @@ void value_tile(const float* p, int64_t length, FloatRows value, bool prefetch_r
     for (int64_t v = 0; v < kValueVectors; ++v) sums[r][v] = hn::Zero(dd);
   const int64_t row_bytes = kValueVectors * kLanes * int64_t{sizeof(float)};
   for (int64_t s = span.begin; s < span.end; ++s) {
-    if (prefetch_rows && s + kPrefetchRows < span.end) prefetch_bytes(value.data + (s + kPrefetchRows) * value.row_stride + j, row_bytes);
+    if (prefetch_rows && s + kPrefetchRows < span.end)
+      prefetch_bytes(value.data + (s + kPrefetchRows) * value.row_stride + j, row_bytes);
     const float* row = value.data + s * value.row_stride + j;
     for (int64_t v = 0; v < kValueVectors; ++v) {
       const VD x = hn::PromoteTo(dd, hn::LoadU(dh, row + v * kLanes));
