@@ -73,14 +73,13 @@ Data random_data(const Problem& p, std::mt19937_64& rng) {
   for (auto& s : d.scales) s = scale(rng);
   if (p.with_bias)
     for (int64_t n = 0; n < p.out; ++n) d.bias.push_back(normal(rng));
-  pack_int4(d);
+  if (p.four_bit) pack_int4(d);
   return d;
 }
 
-// d.packed from d.w, for int4 weights.
+// d.packed from d.w, int4 weights.
 void pack_int4(Data& d) {
   d.packed.clear();
-  if (d.w.size() % 2 != 0) return;
   for (std::size_t m = 0; m < d.w.size() / 2; ++m)
     d.packed.push_back(static_cast<uint8_t>(((d.w[2 * m] + 8) << 4) | (d.w[2 * m + 1] + 8)));
 }
@@ -100,7 +99,7 @@ Data extreme_data(const Problem& p, std::mt19937_64& rng) {
       if (n % 4 == 1) w = static_cast<int8_t>(high);
       if (n % 4 == 2) w = static_cast<int8_t>(k % 2 == 0 ? low : high);
     }
-  pack_int4(d);
+  if (p.four_bit) pack_int4(d);
   for (int64_t t = 0; t < p.tokens; ++t)
     for (int64_t k = 0; k < p.in; ++k) {
       float& x = d.x[static_cast<std::size_t>(t * p.in + k)];
