@@ -29,8 +29,8 @@ then --new - 1 single-token runs (decode, greedy), on each --threads count:
 Beside them, two limits measured in the same run by build/bench/lowbit_bench:
 memcpy's bandwidth (bytes read plus written, a copy far larger than the
 caches; the larger of a measurement before and after the models; printed
-beside what one thread's loads alone read, the most one thread's decode
-can reach) and the
+beside what one thread's loads of the kernels' vector width alone read)
+and the
 u8 x s8 multiply-add peak of the instructions the int8 kernels use (a
 register-only loop, one thread, 2 operations per product). The decode
 limit of a program is that bandwidth over the weight bytes one token reads
@@ -312,8 +312,8 @@ def report(results, limit, isa):
     bandwidth, peak = limit["bandwidth"], limit["peak"]
     print(f"\nlimits ({isa}): memcpy {bandwidth / 1e9:.1f} GB/s (read + written), "
           f"u8 x s8 multiply-add peak {peak / 1e9:.0f} GOP/s (one thread); one thread reads "
-          f"{limit['read'] / 1e9:.1f} GB/s ({limit['read'] / bandwidth:.2f} of memcpy's figure: the most one "
-          f"thread's decode can reach)")
+          f"{limit['read'] / 1e9:.1f} GB/s through the kernels' vectors ({limit['read'] / bandwidth:.2f} of "
+          f"memcpy's figure)")
     for result in results:
         ops_per_token = 2 * result["linear_parameters"]
         prefill_limit = peak / ops_per_token

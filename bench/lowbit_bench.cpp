@@ -7,8 +7,8 @@
 //   copy far larger than the caches); measured on one layer run again and
 //   again (its weights in the caches) and "streamed from memory", through
 //   256 MiB of layers as a model's decode step reads them, and beside
-//   what one thread's loads alone read from memory (BM_read): on some
-//   machines one core cannot read at memcpy's figure;
+//   what one thread's loads of the target's width alone read from memory
+//   (BM_read): on some machines less than memcpy's figure;
 // - prefill (128 tokens, GEMM) is bound by integer multiply-adds, so its
 //   limit is a register-only loop of the instructions the kernel uses for
 //   its u8 x s8 products (vpdpbusd on AVX3_DL; vpmaddubsw + vpmaddwd on
@@ -154,8 +154,9 @@ void BM_memcpy(benchmark::State& state) {
   state.counters["bytes/s"] = benchmark::Counter(2.0 * static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// One thread reading 256 MiB: the most a decode kernel on one thread can
-// stream, below memcpy's figure, which counts the written bytes too.
+// One thread reading 256 MiB through the target's vectors: what a decode
+// kernel's loads of that width can stream on one thread (on some CPUs less
+// than memcpy's figure, which counts the written bytes too).
 void BM_read(benchmark::State& state) {
   const std::size_t bytes = std::size_t{256} << 20;
   std::vector<uint8_t> src(bytes, 1);
