@@ -44,11 +44,25 @@ struct ClampedBytes {
   int8_t low, high;
 };
 
+// The weights of [groups][O/groups][kH][kW][C/groups] (XNNPACK's layout)
+// as [groups][kH][kW][C/groups][O/groups]: what one input byte meets in
+// each output channel of its group, side by side.
+std::vector<int8_t> weights_by_tap(const ConvolutionGeometry& g, const int8_t* weights);
+
 // Adds to the int32 accumulators of output rows [first_row, first_row +
 // rows) of one image ([rows][out_width][out_channels], computed from the
 // clamped bytes) what the bytes' own values add: (value - clamped value) *
-// weight, for every output of those rows each byte reaches.
-void correct_accumulators(const ConvolutionGeometry& g, const int8_t* weights, const ClampedBytes& clamped,
+// weight, for every output of those rows each byte reaches, wrapping in
+// int32 as XNNPACK's accumulators do. `weights_by_tap` as weights_by_tap()
+// gives them; vectorised over output channels (integer arithmetic: every
+// target gives the same bytes).
+// One input pixel's bytes beyond the window, while corrected.
+struct CorrectionScratch {
+  std::vector<int32_t> deltas;   // value - clamped value
+  std::vector<std::size_t> rows;  // where each byte's weights start in its tap's rows
+};
+
+void correct_accumulators(const ConvolutionGeometry& g, const int8_t* weights_by_tap, const ClampedBytes& clamped,
                           std::size_t image, int64_t first_row, int64_t rows, int32_t* accumulators);
 
 }  // namespace et_ops::kernels::xnnpack::detail

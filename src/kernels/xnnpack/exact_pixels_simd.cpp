@@ -71,12 +71,99 @@ void ComputePixels(const ConvolutionGeometry& g, const int8_t* weights, int32_t 
   }
 }
 
+// acc[o] += sum over k < count of deltas[k] * weights[rows[k] + o], for
+// o < n, wrapping in int32; each accumulator loaded and stored once.
+void AddScaledRows(const int32_t* deltas, const std::size_t* rows, std::size_t count, const int8_t* weights,
+                   std::size_t n, int32_t* acc) {
+  std::size_t o = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<int32_t> d32;
+  const hn::Rebind<int8_t, decltype(d32)> d8;
+  const std::size_t lanes = hn::Lanes(d32);
+  for (; o + lanes <= n; o += lanes) {
+    auto sum = hn::LoadU(d32, acc + o);
+    for (std::size_t k = 0; k < count; ++k)
+      sum = hn::Add(sum, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d8, weights + rows[k] + o)), hn::Set(d32, deltas[k])));
+    hn::StoreU(sum, d32, acc + o);
+  }
+#endif
+  for (; o < n; ++o) {
+    uint32_t sum = uint32_t(acc[o]);
+    for (std::size_t k = 0; k < count; ++k) sum += uint32_t(deltas[k] * int32_t(weights[rows[k] + o]));
+    acc[o] = int32_t(sum);
+  }
+}
+
+// The bytes at positions [first, last) lie in one input pixel and one
+// group: their coordinates, the output pixels they reach and the
+// accumulators there are visited once.
+void CorrectPixelGroup(const ConvolutionGeometry& g, const int8_t* weights_by_tap, const ClampedBytes& clamped,
+                       std::size_t first, std::size_t last, int64_t first_row, int64_t rows, CorrectionScratch& scratch,
+                       int32_t* accumulators) {
+  const std::size_t group_channels = g.in_channels / g.groups, group_outputs = g.out_channels / g.groups;
+  const std::size_t per_output = std::size_t(g.kernel_height) * g.kernel_width * group_channels;
+  const std::size_t pixel = clamped.positions[first] / g.in_channels;
+  const std::size_t group = (clamped.positions[first] - pixel * g.in_channels) / group_channels;
+  scratch.deltas.clear();
+  scratch.rows.clear();
+  for (std::size_t k = first; k < last; ++k) {
+    const int8_t value = clamped.input[clamped.positions[k]];
+    scratch.deltas.push_back(int32_t(value) - int32_t(std::clamp(value, clamped.low, clamped.high)));
+    scratch.rows.push_back((clamped.positions[k] - pixel * g.in_channels - group * group_channels) * group_outputs);
+  }
+  const int64_t x = int64_t(pixel % g.in_width), y = int64_t(pixel / g.in_width % g.in_height);
+  for (uint32_t ky = 0; ky < g.kernel_height; ++ky) {
+    const int64_t ty = y + int64_t(g.padding_height) - int64_t(ky) * g.dilation_height;
+    if (ty < 0 || ty % g.stride_height != 0 || ty / g.stride_height < first_row ||
+        ty / g.stride_height >= first_row + rows)
+      continue;
+    for (uint32_t kx = 0; kx < g.kernel_width; ++kx) {
+      const int64_t tx = x + int64_t(g.padding_width) - int64_t(kx) * g.dilation_width;
+      if (tx < 0 || tx % g.stride_width != 0 || tx / g.stride_width >= g.out_width) continue;
+      const std::size_t out_pixel = std::size_t(ty / g.stride_height - first_row) * std::size_t(g.out_width) +
+                                    std::size_t(tx / g.stride_width);
+      const std::size_t tap = (std::size_t(ky) * g.kernel_width + kx) * group_channels;
+      AddScaledRows(scratch.deltas.data(), scratch.rows.data(), scratch.deltas.size(),
+                    weights_by_tap + (group * per_output + tap) * group_outputs, group_outputs,
+                    accumulators + out_pixel * g.out_channels + group * group_outputs);
+    }
+  }
+}
+
+void CorrectAccumulators(const ConvolutionGeometry& g, const int8_t* weights_by_tap, const ClampedBytes& clamped,
+                         std::size_t image, int64_t first_row, int64_t rows, int32_t* accumulators) {
+  const std::size_t group_channels = g.in_channels / g.groups;
+  const std::vector<std::size_t>& positions = clamped.positions;
+  // Only the bytes of the input rows that output rows [first_row, first_row + rows) read.
+  const int64_t top = first_row * g.stride_height - int64_t(g.padding_height);
+  const int64_t bottom = (first_row + rows - 1) * g.stride_height - int64_t(g.padding_height) +
+                         int64_t(g.kernel_height - 1) * g.dilation_height + 1;
+  const std::size_t row_bytes = std::size_t(g.in_width) * g.in_channels;
+  const std::size_t image_start = image * g.in_height * row_bytes;
+  const auto row_start = [&](int64_t y) {
+    return image_start + std::size_t(std::clamp<int64_t>(y, 0, int64_t(g.in_height))) * row_bytes;
+  };
+  const std::size_t begin = std::size_t(
+      std::lower_bound(positions.begin(), positions.end(), row_start(top)) - positions.begin());
+  const std::size_t end = std::size_t(
+      std::lower_bound(positions.begin(), positions.end(), row_start(bottom)) - positions.begin());
+  CorrectionScratch scratch;
+  for (std::size_t first = begin, last = begin; first < end; first = last) {
+    const std::size_t pixel = positions[first] / g.in_channels;
+    const std::size_t group_end = pixel * g.in_channels + ((positions[first] - pixel * g.in_channels) /
+                                                           group_channels + 1) * group_channels;
+    for (last = first + 1; last < end && positions[last] < group_end;) ++last;
+    CorrectPixelGroup(g, weights_by_tap, clamped, first, last, first_row, rows, scratch, accumulators);
+  }
+}
+
 ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::xnnpack::detail)
 
 #if HWY_ONCE
 namespace et_ops::kernels::xnnpack::detail {
 
 HWY_EXPORT(ComputePixels);
+HWY_EXPORT(CorrectAccumulators);
 
 void compute_pixels(const ConvolutionGeometry& g, const int8_t* weights, int32_t input_zero_point,
                     const Requantization& q, const int8_t* input, const std::vector<std::size_t>& pixels,
@@ -118,34 +205,20 @@ void pixels_reading(const ConvolutionGeometry& g, const std::vector<std::size_t>
   pixels.erase(std::unique(pixels.begin(), pixels.end()), pixels.end());
 }
 
-void correct_accumulators(const ConvolutionGeometry& g, const int8_t* weights, const ClampedBytes& clamped,
-                          std::size_t image, int64_t first_row, int64_t rows, int32_t* accumulators) {
+std::vector<int8_t> weights_by_tap(const ConvolutionGeometry& g, const int8_t* weights) {
   const std::size_t group_channels = g.in_channels / g.groups, group_outputs = g.out_channels / g.groups;
-  const std::size_t per_output = std::size_t(g.kernel_height) * g.kernel_width * group_channels;
-  for (const std::size_t position : clamped.positions) {
-    const std::size_t pixel = position / g.in_channels, channel = position % g.in_channels;
-    if (pixel / (g.in_width * g.in_height) != image) continue;
-    const int8_t value = clamped.input[position];
-    const int32_t delta = int32_t(value) - int32_t(std::clamp(value, clamped.low, clamped.high));
-    const int64_t x = int64_t(pixel % g.in_width), y = int64_t(pixel / g.in_width % g.in_height);
-    const std::size_t group = channel / group_channels, in_group = channel % group_channels;
-    for (uint32_t ky = 0; ky < g.kernel_height; ++ky) {
-      const int64_t ty = y + int64_t(g.padding_height) - int64_t(ky) * g.dilation_height;
-      if (ty < 0 || ty % g.stride_height != 0 || ty / g.stride_height < first_row ||
-          ty / g.stride_height >= first_row + rows)
-        continue;
-      for (uint32_t kx = 0; kx < g.kernel_width; ++kx) {
-        const int64_t tx = x + int64_t(g.padding_width) - int64_t(kx) * g.dilation_width;
-        if (tx < 0 || tx % g.stride_width != 0 || tx / g.stride_width >= g.out_width) continue;
-        const std::size_t out_pixel = std::size_t(ty / g.stride_height - first_row) * std::size_t(g.out_width) +
-                                      std::size_t(tx / g.stride_width);
-        int32_t* acc = accumulators + out_pixel * g.out_channels;
-        const std::size_t tap = (std::size_t(ky) * g.kernel_width + kx) * group_channels + in_group;
-        for (std::size_t o = group * group_outputs; o < (group + 1) * group_outputs; ++o)  // wrapping, as XNNPACK's
-          acc[o] = int32_t(uint32_t(acc[o]) + uint32_t(delta * int32_t(weights[o * per_output + tap])));
-      }
-    }
-  }
+  const std::size_t taps = std::size_t(g.kernel_height) * g.kernel_width, per_output = taps * group_channels;
+  std::vector<int8_t> by_tap(g.out_channels * per_output);
+  for (std::size_t group = 0; group < g.groups; ++group)
+    for (std::size_t o = 0; o < group_outputs; ++o)
+      for (std::size_t k = 0; k < per_output; ++k)
+        by_tap[(group * per_output + k) * group_outputs + o] = weights[(group * group_outputs + o) * per_output + k];
+  return by_tap;
+}
+
+void correct_accumulators(const ConvolutionGeometry& g, const int8_t* weights_by_tap, const ClampedBytes& clamped,
+                          std::size_t image, int64_t first_row, int64_t rows, int32_t* accumulators) {
+  HWY_DYNAMIC_DISPATCH(CorrectAccumulators)(g, weights_by_tap, clamped, image, first_row, rows, accumulators);
 }
 
 }  // namespace et_ops::kernels::xnnpack::detail

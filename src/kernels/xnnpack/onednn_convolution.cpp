@@ -113,6 +113,7 @@ struct OnednnConvolution::Layer {
   ExactInput input_kind = ExactInput::none;
   bool fused = false;
   const int8_t* weights = nullptr;  // the prepared state's, [groups][O/groups][kH][kW][C/groups]
+  std::vector<int8_t> weights_by_tap;  // 7-bit kernels: what correct_accumulators() reads
   std::vector<int32_t> bias;
   std::vector<float> scales;
   int32_t zero_point = 0, min = 0, max = 0;  // the output's
@@ -122,6 +123,11 @@ struct OnednnConvolution::Layer {
   // state on one thread (or with one tile per image) runs it as it is.
   dnnl::convolution_forward whole;
   memory whole_weights;  // in the layout its kernel wants
+  // A fused 7-bit kernel's other form, writing int32 accumulators: for
+  // runs with more bytes beyond the window than computing the pixels they
+  // reach again pays for (null where oneDNN has none).
+  dnnl::convolution_forward whole_accumulating;
+  memory accumulating_weights;
 
   memory::dims weight_dims() const {
     const memory::dim o = memory::dim(g.out_channels), c = memory::dim(g.in_channels), groups = memory::dim(g.groups);
@@ -130,8 +136,9 @@ struct OnednnConvolution::Layer {
   }
   memory::desc given_weights() const { return {weight_dims(), dt::s8, g.groups == 1 ? tag::ohwi : tag::gohwi}; }
 
-  // Output rows [r0, r1) of one image; empty when oneDNN has no exact kernel for it.
-  PrimitiveDesc tile_desc(int64_t r0, int64_t r1) const {
+  // Output rows [r0, r1) of one image, requantized by oneDNN (fused) or as
+  // int32 accumulators; empty when oneDNN has no exact kernel for it.
+  PrimitiveDesc tile_desc(int64_t r0, int64_t r1, bool fused) const {
     const OneOpenmpThread one_thread;
     const TileRows t = tile_rows(g, r0, r1);
     const memory::dim w = memory::dim(g.in_width);
@@ -173,6 +180,10 @@ struct Tile {
   dnnl::convolution_forward convolution;
   memory input, weights, output, scratchpad;  // output: int8 (fused) or the int32 accumulators
   dnnl::stream stream;
+  // A fused layer's int32 form (its accumulators made on first use).
+  dnnl::convolution_forward accumulating;
+  memory accumulating_weights, accumulators, accumulating_scratchpad;
+  std::vector<int32_t> accumulator_storage;
 };
 
 }  // namespace
@@ -189,6 +200,7 @@ struct OnednnRunState {
   uint32_t runs_to_skip = 0, next_skip = 1;
   std::vector<std::size_t> outside;  // this run's input elements outside the window
   std::vector<std::size_t> pixels;   // the output pixels they reach, computed again
+  bool accumulating = false;         // this run writes int32 accumulators and corrects them
   PixelScratch scratch;
   std::vector<Tile> tiles;
 };
@@ -213,6 +225,31 @@ memory reordered_weights(const Layer& l, const PrimitiveDesc& pd) {
 
 OnednnConvolution::OnednnConvolution(std::unique_ptr<Layer> layer) : layer_(std::move(layer)) {}
 OnednnConvolution::~OnednnConvolution() = default;
+
+// oneDNN's reordered weights and workspace (and the 7-bit kernels' weights
+// by tap) are within the kernel memory limit (common/memory_limit.h), or
+// XNNPACK runs the layer (its own buffers were checked when the kernel was
+// prepared).
+template <typename Layer>
+bool within_memory_limit(const Layer& l, const PrimitiveDesc& pd) {
+  RequestBytes buffers = RequestBytes(pd.weights_desc().get_size()) + pd.scratchpad_desc().get_size();
+  if (l.input_kind == ExactInput::seven_bits)
+    buffers = buffers + RequestBytes(l.g.out_channels) * l.g.kernel_height * l.g.kernel_width *
+                            (l.g.in_channels / l.g.groups);
+  return buffers.bytes() <= kernels::detail::kernel_memory_limit();
+}
+
+// A fused 7-bit kernel's int32 form, where oneDNN has one (else runs with
+// many bytes beyond the window run on XNNPACK). Not for 1x1 kernels: their
+// int32 form was no faster than XNNPACK on ResNet18's and MobileNetV2's.
+template <typename Layer>
+void add_accumulating_form(Layer& l) {
+  const PrimitiveDesc pd = l.tile_desc(0, l.g.out_height, false);
+  if (!pd || !within_memory_limit(l, pd)) return;
+  l.whole_accumulating = dnnl::convolution_forward(pd);
+  l.accumulating_weights =
+      pd.weights_desc() == l.whole_weights.get_desc() ? l.whole_weights : reordered_weights(l, pd);
+}
 
 // Where oneDNN's 7-bit kernels are faster than XNNPACK's (measured on
 // MobileNetV2 and ResNet18 with AVX2, converting the input each run): dense
@@ -241,15 +278,14 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
     for (const bool fused : {true, false}) {
       if (fused ? !fusable(s) : !accumulators_pay_off(l.g)) continue;
       l.fused = fused;
-      const PrimitiveDesc pd = l.tile_desc(0, l.g.out_height);
-      if (!pd) continue;
-      // oneDNN's reordered weights and workspace, within the kernel memory
-      // limit (common/memory_limit.h), or XNNPACK runs it (its own buffers
-      // were checked when the kernel was prepared).
-      const RequestBytes buffers = RequestBytes(pd.weights_desc().get_size()) + pd.scratchpad_desc().get_size();
-      if (buffers.bytes() > kernels::detail::kernel_memory_limit()) continue;
+      const PrimitiveDesc pd = l.tile_desc(0, l.g.out_height, fused);
+      if (!pd || !within_memory_limit(l, pd)) continue;
       l.whole = dnnl::convolution_forward(pd);
       l.whole_weights = reordered_weights(l, pd);
+      if (input_kind == ExactInput::seven_bits) {
+        l.weights_by_tap = weights_by_tap(l.g, l.weights);
+        if (fused && l.g.kernel_height * l.g.kernel_width > 1) add_accumulating_form(l);
+      }
       return std::unique_ptr<OnednnConvolution>(new OnednnConvolution(std::move(layer)));
     }
   } catch (const dnnl::error&) {
@@ -267,6 +303,18 @@ OnednnRunStateHandle OnednnConvolution::instantiate() const {
 }
 
 namespace {
+
+// The tile's int32 form: the layer's own for a whole image, else one for its rows.
+template <typename Layer>
+void add_tile_accumulating_form(const Layer& l, Tile& tile, bool whole_image) {
+  const PrimitiveDesc pd = l.tile_desc(tile.r0, tile.r1, false);
+  if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a tile of the output rows");
+  tile.accumulating = whole_image ? l.whole_accumulating : dnnl::convolution_forward(pd);
+  tile.accumulating_weights =
+      pd.weights_desc() == tile.weights.get_desc() ? tile.weights : reordered_weights(l, pd);
+  tile.accumulators = memory(pd.dst_desc(), cpu_engine(), nullptr);
+  tile.accumulating_scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
+}
 
 // Makes the run state's tiles for `threads`: each image's output rows split
 // into up to `threads` tiles. A tile of a whole image runs the layer's own
@@ -286,7 +334,7 @@ void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t
   for (int64_t image = 0; image < images; ++image) {
     for (int64_t i = 0; i < per_image; ++i) {
       const int64_t r0 = l.g.out_height * i / per_image, r1 = l.g.out_height * (i + 1) / per_image;
-      const PrimitiveDesc pd = l.tile_desc(r0, r1);
+      const PrimitiveDesc pd = l.tile_desc(r0, r1, l.fused);
       if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a tile of the output rows");
       Tile tile;
       tile.image = image, tile.r0 = r0, tile.r1 = r1;
@@ -300,6 +348,7 @@ void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t
       tile.output = l.fused ? memory(pd.dst_desc(), engine, nullptr) : memory(pd.dst_desc(), engine);
       tile.scratchpad = memory(pd.scratchpad_desc(), engine);
       tile.stream = dnnl::stream(engine);
+      if (l.whole_accumulating) add_tile_accumulating_form(l, tile, per_image == 1);
       r.tiles.push_back(std::move(tile));
     }
   }
@@ -342,41 +391,77 @@ ByteRange shift_input(ExactInput input_kind, const int8_t* input, OnednnRunState
   return range;
 }
 
+// The zero point of the uint8 copy; true.
+template <typename Layer>
+bool set_zero_point(const Layer& l, OnednnRunState& r) {
+  *static_cast<int32_t*>(r.zero_point.get_data_handle()) = int32_t(l.input_zero_point) - int32_t(r.window_start);
+  return true;
+}
+
+// Where a 7-bit window starts when the input's bytes fit none: at the
+// zero point for a ReLU's output (nothing lies below it), else 64 below it,
+// where a signed activation's bytes gather.
+int8_t window_start_for(ByteRange range, int8_t zero_point) {
+  if (int(range.max) - int(range.min) <= 127) return range.min;
+  return int8_t(std::clamp(int(zero_point) - 64, int(range.min), int(range.max) - 127));
+}
+
+// Bytes beyond the window are corrected in the int32 accumulators up to
+// the layer's products / correction_share(): each costs kH * kW / strides
+// * O / groups multiply-adds, about ten times what XNNPACK pays for as
+// many in the layer (cache misses and one byte at a time), against
+// oneDNN's saving over XNNPACK of about a third of a 3x3 layer and three
+// fifths of a 7x7 one (measured on ResNet18 with AVX2, activations over
+// 256 values).
+std::size_t correction_share(const ConvolutionGeometry& g) { return g.kernel_height * g.kernel_width >= 25 ? 16 : 40; }
+// Below output pixels / kFewPixels, computing the pixels the bytes reach
+// again costs less than the int32 form's accumulators and corrections.
+constexpr std::size_t kFewPixels = 64;
+
 // The run's input as the uint8 bytes the kernel reads, and their zero
 // point. A 7-bit kernel reads a window of 128 values: the last run's while
-// this run's bytes fit it (one pass), else the one from their minimum up.
-// Bytes above it are clamped into it and listed in r.outside: a kernel that
-// requantizes itself has the output pixels they reach (r.pixels) computed
-// again, the int32 accumulators of one that does not are corrected. False
-// (XNNPACK runs the layer) where that would cost more than oneDNN saves
-// (measured on ResNet18 and MobileNetV2): pixels computed again, in SIMD,
-// beyond an eighth of the output; corrections, one output channel at a
-// time, beyond 1/256 of the layer's products.
-bool take_input(ExactInput input_kind, int8_t zero_point, bool fused, const ConvolutionGeometry& g,
-                OnednnRunState& r, const int8_t* input, const RunEnvironment& env) {
+// this run's bytes fit it (one pass), else window_start_for()'s. Bytes
+// outside it are clamped into it and listed in r.outside: the output
+// pixels they reach are computed again (r.pixels) after a kernel that
+// requantizes itself, where few; else the int32 accumulators are
+// corrected (r.accumulating), for a layer with that form. False (XNNPACK
+// runs the layer) where that would cost more than oneDNN saves: pixels
+// beyond an eighth of the output, corrections beyond the products /
+// correction_share().
+template <typename Layer>
+bool take_input(const Layer& l, OnednnRunState& r, const int8_t* input, const RunEnvironment& env) {
+  const ConvolutionGeometry& g = l.g;
   r.pixels.clear();
   r.outside.clear();
-  const ByteRange range = shift_input(input_kind, input, r, env);
-  const int8_t top = window_top(input_kind, r.window_start);
-  if (!range.within(r.window_start, top)) {
-    if (range.min != r.window_start) {
-      r.window_start = range.min;
-      shift_input(input_kind, input, r, env);
-    }
-    const std::size_t output_pixels = g.batch * std::size_t(g.out_height) * std::size_t(g.out_width);
-    // A byte meets kH * kW weights of each output of its group: as many products as an output pixel holds
-    // in channels / groups bytes.
-    const std::size_t limit = fused ? output_pixels / 8 : output_pixels * (g.in_channels / g.groups) / 256;
-    if (!find_outside(input, r.input.size(), r.window_start, window_top(input_kind, r.window_start), limit,
-                      r.outside))
-      return false;
-    if (fused) {
-      pixels_reading(g, r.outside, r.pixels);
-      if (r.pixels.size() > output_pixels / 8) return false;
-    }
+  r.accumulating = !l.fused;
+  const ByteRange range = shift_input(l.input_kind, input, r, env);
+  if (range.within(r.window_start, window_top(l.input_kind, r.window_start))) return set_zero_point(l, r);
+  const int8_t start = window_start_for(range, l.input_zero_point);
+  if (start != r.window_start) {
+    r.window_start = start;
+    shift_input(l.input_kind, input, r, env);
   }
-  *static_cast<int32_t*>(r.zero_point.get_data_handle()) = int32_t(zero_point) - int32_t(r.window_start);
-  return true;
+  const std::size_t output_pixels = g.batch * std::size_t(g.out_height) * std::size_t(g.out_width);
+  // A byte meets kH * kW / strides weights of each output of its group: as
+  // many products as an output pixel holds in channels / groups * strides bytes.
+  const bool correctable = !l.fused || l.whole_accumulating;
+  const std::size_t corrections =
+      correctable ? output_pixels * (g.in_channels / g.groups) * g.stride_height * g.stride_width / correction_share(g)
+                  : 0;
+  const std::size_t limit = std::max(l.fused ? output_pixels / 8 : 0, corrections);
+  if (!find_outside(input, r.input.size(), r.window_start, window_top(l.input_kind, r.window_start), limit,
+                    r.outside))
+    return false;
+  if (!l.fused) return set_zero_point(l, r);
+  const std::size_t reach = r.outside.size() * g.kernel_height * g.kernel_width;
+  if (!correctable || reach <= output_pixels / kFewPixels) {
+    pixels_reading(g, r.outside, r.pixels);
+    if (r.pixels.size() <= output_pixels / 8) return set_zero_point(l, r);
+    r.pixels.clear();
+  }
+  if (!correctable || r.outside.size() > corrections) return false;
+  r.accumulating = true;
+  return set_zero_point(l, r);
 }
 
 }  // namespace
@@ -396,7 +481,7 @@ OnednnOutcome OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnR
     fail(ctx, op, "oneDNN could not make the run state's convolution: {}", e.what());
     return OnednnOutcome::failed;
   }
-  if (!take_input(l.input_kind, l.input_zero_point, l.fused, l.g, r, input, env)) {
+  if (!take_input(l, r, input, env)) {
     r.runs_to_skip = r.next_skip;
     r.next_skip = std::min<uint32_t>(2 * r.next_skip, 64);
     return OnednnOutcome::declined;
@@ -418,29 +503,39 @@ OnednnOutcome OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnR
       const std::size_t row = std::size_t(l.g.out_width) * l.g.out_channels;
       int8_t* tile_out = out + (std::size_t(t.image) * std::size_t(l.g.out_height) + std::size_t(t.r0)) * row;
       const OneOpenmpThread one_thread;
+      // A fused layer's run with many bytes beyond the window takes its int32 form.
+      const bool second_form = l.fused && r.accumulating;
       try {
-        if (l.fused) t.output.set_data_handle(tile_out);
-        t.convolution.execute(t.stream, {{DNNL_ARG_SRC, t.input},
-                                         {DNNL_ARG_WEIGHTS, t.weights},
-                                         {DNNL_ARG_BIAS, l.bias_memory},
-                                         {DNNL_ARG_DST, t.output},
-                                         {DNNL_ARG_SCRATCHPAD, t.scratchpad},
-                                         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, r.zero_point}});
+        if (second_form) {
+          t.accumulator_storage.resize(std::size_t(t.r1 - t.r0) * row);
+          t.accumulators.set_data_handle(t.accumulator_storage.data());
+        } else if (l.fused) {
+          t.output.set_data_handle(tile_out);
+        }
+        (second_form ? t.accumulating : t.convolution)
+            .execute(t.stream, {{DNNL_ARG_SRC, t.input},
+                                {DNNL_ARG_WEIGHTS, second_form ? t.accumulating_weights : t.weights},
+                                {DNNL_ARG_BIAS, l.bias_memory},
+                                {DNNL_ARG_DST, second_form ? t.accumulators : t.output},
+                                {DNNL_ARG_SCRATCHPAD, second_form ? t.accumulating_scratchpad : t.scratchpad},
+                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, r.zero_point}});
         t.stream.wait();
       } catch (const std::exception& e) {
         std::call_once(first, [&] { error = e.what(); });
         failed = true;
       }
-      if (l.fused || failed) return;
-      auto* accumulators = static_cast<int32_t*>(t.output.get_data_handle());
-      if (!r.outside.empty()) {
-        const ClampedBytes clamped{input, r.outside, r.window_start, window_top(l.input_kind, r.window_start)};
-        correct_accumulators(l.g, l.weights, clamped, std::size_t(t.image), t.r0, t.r1 - t.r0, accumulators);
-      }
+      if (!r.accumulating || failed) return;
+      auto* accumulators = static_cast<int32_t*>((second_form ? t.accumulators : t.output).get_data_handle());
+      // Output row by row: each row's accumulators corrected while in cache, then requantized.
+      const ClampedBytes clamped{input, r.outside, r.window_start, window_top(l.input_kind, r.window_start)};
       const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
-      requantize(accumulators,
-                 std::size_t(t.r1 - t.r0) * std::size_t(l.g.out_width), l.g.out_channels, q, tile_out,
-                 l.g.out_channels);
+      for (int64_t y = t.r0; y < t.r1; ++y) {
+        int32_t* row_accumulators = accumulators + std::size_t(y - t.r0) * row;
+        if (!r.outside.empty())
+          correct_accumulators(l.g, l.weights_by_tap.data(), clamped, std::size_t(t.image), y, 1, row_accumulators);
+        requantize(row_accumulators, l.g.out_width, l.g.out_channels, q, tile_out + std::size_t(y - t.r0) * row,
+                   l.g.out_channels);
+      }
     }
   } task(l, r, input, out);
   if (r.tiles.size() == 1) {

@@ -3,14 +3,15 @@
 //   AVX-VNNI, AMX), which add u8 x s8 products into int32 exactly, on any
 //   input (two to five times XNNPACK's speed, which has no such code);
 // - on AVX2 and AVX-512 without VNNI, whose kernels add pairs of products
-//   into a saturating int16, on 7-bit input: each byte is given as its
-//   distance from the start of a window of 128 values, at most 127, which
-//   no pair can saturate (127 * 128 * 2 < 2^15). PyTorch's 7-bit
-//   activations (reduce_range) lie there but for a few bytes beyond the
-//   calibrated range: those are clamped into the window, and the output
-//   pixels they reach computed again exactly (exact_pixels.h). A run with
-//   more of them (an eighth of the output) runs on XNNPACK. About 1.6
-//   times XNNPACK's speed on AVX2.
+//   into a saturating int16, on input whose bytes mostly lie in a window
+//   of 128 values: each byte is given as its distance from the window's
+//   start, at most 127, which no pair can saturate (127 * 128 * 2 < 2^15).
+//   The bytes outside it (the tails of 8-bit activations, 7-bit ones
+//   beyond their calibrated range) are clamped into it and made exact
+//   again (exact_pixels.h): the output pixels they reach computed again
+//   where they are few, else the int32 accumulators corrected (a fused
+//   layer has that form too). A run with more of them (a sixteenth of the
+//   layer's products) runs on XNNPACK.
 // Both give XNNPACK's bytes on every CPU:
 //
 // - fused: oneDNN adds the bias and scales in float32 as XNNPACK does, then

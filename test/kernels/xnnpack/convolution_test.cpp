@@ -269,6 +269,54 @@ TEST_CASE("conv2d is exact where a few input bytes lie beyond a 7-bit window", "
   }
 }
 
+// 8-bit activations whose bytes mostly lie in a window of 128 values, with
+// tails beyond it (1.5 % of the bytes, up to 255 steps from its start):
+// a ReLU's output (from its zero point up) and a signed one (around its
+// zero point), in the fused form, the int32 form and a 7x7 stem with
+// stride 2. With oneDNN's 7-bit kernels the window's bytes are read
+// clamped and the tails too many for computing their pixels again: the
+// int32 accumulators are corrected, also across the tiles of two threads,
+// and every output must still be the reference's. Every weight -128
+// (pairs of products that would not fit 16 bits).
+TEST_CASE("conv2d is exact on 8-bit inputs with tails beyond a 7-bit window", "[xnnpack][conv2d]") {
+  const Case cases[] = {
+      {1, 32, 24, 24, 48, 3, 1, 1, 1, true},   // 3x3, the fused form (its int32 form runs these)
+      {2, 64, 16, 16, 64, 3, 1, 1, 1, true},   // 3x3, int32 accumulators; batch 2
+      {1, 3, 48, 48, 32, 7, 2, 3, 1, true},    // a 7x7 stem with stride 2
+      {1, 40, 20, 20, 24, 3, 2, 1, 1, false},  // strided, per-tensor weights
+  };
+  for (const Case& k : cases) {
+    for (const bool relu : {true, false}) {
+      Conv conv(k);
+      conv.in_zp = relu ? -128 : 3;
+      const int start = relu ? -128 : int(conv.in_zp) - 64;
+      fill_window(conv.input, 31, start, start + 127);
+      std::mt19937 rng(32);
+      std::uniform_int_distribution<int> tail(relu ? start + 128 : -128, 127);
+      std::bernoulli_distribution in_tail(0.015);
+      for (int64_t i = 0; i < conv.input.tensor->numel(); ++i) {
+        if (!in_tail(rng)) continue;
+        int value = tail(rng);
+        if (!relu) value = value < start ? value : std::max(value, start + 128);  // below or above the window
+        conv.input.data<int8_t>()[i] = int8_t(value);
+      }
+      fill_window(conv.weight, 33, -128, -128);
+      conv.out_scale = spread_out_scale(k, conv.in_scale, 40.0);
+      conv.out_zp = relu ? 20 : -10;
+      INFO("c=" << k.c << " o=" << k.o << " k=" << k.k << " stride=" << k.stride << (relu ? ", a ReLU's output"
+                                                                                           : ", around the zero point"));
+      Call call = conv.call();
+      const std::vector<int8_t> expected = conv.reference();
+      CHECK(std::count(expected.begin(), expected.end(), int8_t(-128)) < int64_t(expected.size()) / 4);
+      CHECK(std::count(expected.begin(), expected.end(), int8_t(127)) < int64_t(expected.size()) / 4);
+      for_each_simd_target([&] {  // the corrections are Highway code
+        run_on_one_and_two_threads(call, kConv, conv.out);
+        check_close(conv.out.data<int8_t>(), expected);
+      });
+    }
+  }
+}
+
 // One run state over runs whose inputs lie in different windows, then in
 // no window of 128 values, then in the first again: each run's output is
 // the reference's (the window the last run found is not assumed).
