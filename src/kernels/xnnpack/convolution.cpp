@@ -3,6 +3,8 @@
 // channels-last tensors; and the XNNPACK convolution linear shares.
 #include "convolution.h"
 
+#include <algorithm>
+
 #include "engine_memory.h"
 #include "kernels.h"
 #include "onednn_convolution.h"
@@ -158,6 +160,39 @@ std::unique_ptr<Conv2dInstance> conv2d_instantiate(KernelContext& ctx, const Con
   return instance;
 }
 
+namespace {
+
+// The output pixels oneDNN left to XNNPACK (a pointwise layer without
+// padding or strides: pixel i reads input pixel i), gathered into one row
+// of an image, run and scattered back: XNNPACK's bytes.
+bool run_left_pixels(KernelContext& ctx, const Conv2dState& state, Conv2dInstance& instance,
+                     const RunEnvironment& env, const int8_t* input, int8_t* out) {
+  const std::vector<std::size_t>& pixels = state.onednn->pixels_left(*instance.onednn);
+  const std::size_t in_channels = state.geometry.in_channels, out_channels = state.geometry.out_channels;
+  instance.gathered_input.resize(pixels.size() * in_channels);
+  instance.gathered_output.resize(pixels.size() * out_channels);
+  int8_t* gathered = instance.gathered_input.data();
+  for (const std::size_t pixel : pixels)
+    gathered = std::copy_n(input + pixel * in_channels, in_channels, gathered);
+  instance.xnnpack->forget_setup();
+  const bool ran = instance.xnnpack->run(
+      ctx, state.op, env, instance.gathered_input.data(), nullptr, instance.gathered_output.data(),
+      [&](xnn_operator_t op, pthreadpool_t pool) {
+        return xnn_setup_convolution2d_nhwc_qc8(op, 1, 1, pixels.size(), instance.gathered_input.data(),
+                                                instance.gathered_output.data(), pool);
+      });
+  instance.xnnpack->forget_setup();  // a run of the whole layer sets it up again
+  if (!ran) return false;
+  const int8_t* computed = instance.gathered_output.data();
+  for (const std::size_t pixel : pixels) {
+    std::copy_n(computed, out_channels, out + pixel * out_channels);
+    computed += out_channels;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool conv2d_run(KernelContext& ctx, const Conv2dState& state, Conv2dInstance& instance, const RunEnvironment& env,
                 TensorRef input, double, int64_t, TensorRef, TensorRef, std::optional<TensorRef>, IntList, IntList,
                 IntList, int64_t, double, int64_t, int64_t, int64_t, TensorRef out) {
@@ -168,6 +203,8 @@ bool conv2d_run(KernelContext& ctx, const Conv2dState& state, Conv2dInstance& in
                         detail::shape_string(input), detail::shape_string(out));
   switch (state.onednn->run(ctx, state.op, *instance.onednn, env, input.data_as<const int8_t>(), out.data_as<int8_t>())) {
     case detail::OnednnOutcome::ran: return true;
+    case detail::OnednnOutcome::ran_but_pixels:
+      return run_left_pixels(ctx, state, instance, env, input.data_as<const int8_t>(), out.data_as<int8_t>());
     case detail::OnednnOutcome::failed: return false;
     case detail::OnednnOutcome::declined: break;
   }

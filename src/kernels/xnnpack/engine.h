@@ -93,6 +93,9 @@ class RunStateOperator {
     }
     return check_status(ctx, op, xnn_run_operator(op_.get(), pool), "xnn_run_operator");
   }
+  // The next run sets the operator up whatever its pointers (after a run
+  // set up for other shapes).
+  void forget_setup() { set_up_ = false; }
 
  private:
   OperatorHandle op_;

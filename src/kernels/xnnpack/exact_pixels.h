@@ -63,7 +63,8 @@ struct CorrectionScratch {
 };
 
 void correct_accumulators(const ConvolutionGeometry& g, const int8_t* weights_by_tap, const ClampedBytes& clamped,
-                          std::size_t image, int64_t first_row, int64_t rows, int32_t* accumulators);
+                          std::size_t image, int64_t first_row, int64_t rows, CorrectionScratch& scratch,
+                          int32_t* accumulators);
 
 }  // namespace et_ops::kernels::xnnpack::detail
 

@@ -131,7 +131,8 @@ void CorrectPixelGroup(const ConvolutionGeometry& g, const int8_t* weights_by_ta
 }
 
 void CorrectAccumulators(const ConvolutionGeometry& g, const int8_t* weights_by_tap, const ClampedBytes& clamped,
-                         std::size_t image, int64_t first_row, int64_t rows, int32_t* accumulators) {
+                         std::size_t image, int64_t first_row, int64_t rows, CorrectionScratch& scratch,
+                         int32_t* accumulators) {
   const std::size_t group_channels = g.in_channels / g.groups;
   const std::vector<std::size_t>& positions = clamped.positions;
   // Only the bytes of the input rows that output rows [first_row, first_row + rows) read.
@@ -147,7 +148,6 @@ void CorrectAccumulators(const ConvolutionGeometry& g, const int8_t* weights_by_
       std::lower_bound(positions.begin(), positions.end(), row_start(top)) - positions.begin());
   const std::size_t end = std::size_t(
       std::lower_bound(positions.begin(), positions.end(), row_start(bottom)) - positions.begin());
-  CorrectionScratch scratch;
   for (std::size_t first = begin, last = begin; first < end; first = last) {
     const std::size_t pixel = positions[first] / g.in_channels;
     const std::size_t group_end = pixel * g.in_channels + ((positions[first] - pixel * g.in_channels) /
@@ -189,6 +189,12 @@ void outputs_reading(int64_t in, int64_t out_extent, uint32_t kernel, uint32_t s
 void pixels_reading(const ConvolutionGeometry& g, const std::vector<std::size_t>& positions,
                     std::vector<std::size_t>& pixels) {
   pixels.clear();
+  if (g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
+      g.padding_height == 0 && g.padding_width == 0) {  // pixel i reads input pixel i: already in order
+    for (const std::size_t position : positions)
+      if (pixels.empty() || pixels.back() != position / g.in_channels) pixels.push_back(position / g.in_channels);
+    return;
+  }
   for (const std::size_t position : positions) {
     const std::size_t pixel = position / g.in_channels;
     const int64_t x = int64_t(pixel % g.in_width), y = int64_t(pixel / g.in_width % g.in_height);
@@ -217,8 +223,10 @@ std::vector<int8_t> weights_by_tap(const ConvolutionGeometry& g, const int8_t* w
 }
 
 void correct_accumulators(const ConvolutionGeometry& g, const int8_t* weights_by_tap, const ClampedBytes& clamped,
-                          std::size_t image, int64_t first_row, int64_t rows, int32_t* accumulators) {
-  HWY_DYNAMIC_DISPATCH(CorrectAccumulators)(g, weights_by_tap, clamped, image, first_row, rows, accumulators);
+                          std::size_t image, int64_t first_row, int64_t rows, CorrectionScratch& scratch,
+                          int32_t* accumulators) {
+  HWY_DYNAMIC_DISPATCH(CorrectAccumulators)(g, weights_by_tap, clamped, image, first_row, rows, scratch,
+                                            accumulators);
 }
 
 }  // namespace et_ops::kernels::xnnpack::detail

@@ -77,6 +77,8 @@ using detail::RunStateOperator;
 struct Conv2dInstance {
   std::unique_ptr<RunStateOperator> xnnpack;
   detail::OnednnRunStateHandle onednn;
+  // The output pixels oneDNN leaves to XNNPACK, and their input pixels, gathered.
+  std::vector<int8_t> gathered_input, gathered_output;
 };
 
 // ---- conv2d ----

@@ -119,15 +119,18 @@ struct OnednnConvolution::Layer {
   int32_t zero_point = 0, min = 0, max = 0;  // the output's
   int8_t input_zero_point = 0;
   memory bias_memory;
-  // The whole convolution of one image, made when the program loads: a run
-  // state on one thread (or with one tile per image) runs it as it is.
+  // The fused form's convolution of one image, made when the program
+  // loads: a run state on one thread (or with one tile per image) runs it
+  // as it is.
   dnnl::convolution_forward whole;
   memory whole_weights;  // in the layout its kernel wants
-  // A fused 7-bit kernel's other form, writing int32 accumulators: for
-  // runs with more bytes beyond the window than computing the pixels they
-  // reach again pays for (null where oneDNN has none).
-  dnnl::convolution_forward whole_accumulating;
-  memory accumulating_weights;
+  // The int32 form: the unfused layers' one form; a fused 7-bit kernel's
+  // other, for runs with more bytes beyond the window than computing the
+  // pixels they reach again pays for. It runs in blocks of block_rows
+  // output rows, whose accumulators stay in a core's cache while they are
+  // corrected and requantized. Null where the layer has none.
+  memory int32_weights;  // in the layout its kernel wants
+  int64_t block_rows = 0;
 
   memory::dims weight_dims() const {
     const memory::dim o = memory::dim(g.out_channels), c = memory::dim(g.in_channels), groups = memory::dim(g.groups);
@@ -174,16 +177,23 @@ struct OnednnConvolution::Layer {
 
 namespace {
 
+// The int32 form of output rows [r0, r1) of one image.
+struct Block {
+  int64_t r0 = 0, r1 = 0;
+  dnnl::convolution_forward convolution;
+  memory input, weights, accumulators, scratchpad;
+};
+
 // Output rows [r0, r1) of one image, on one thread of the pool.
 struct Tile {
   int64_t image = 0, r0 = 0, r1 = 0;
   dnnl::convolution_forward convolution;
-  memory input, weights, output, scratchpad;  // output: int8 (fused) or the int32 accumulators
+  memory input, weights, output, scratchpad;  // the fused form's
   dnnl::stream stream;
-  // A fused layer's int32 form (its accumulators made on first use).
-  dnnl::convolution_forward accumulating;
-  memory accumulating_weights, accumulators, accumulating_scratchpad;
-  std::vector<int32_t> accumulator_storage;
+  // The int32 form, block by block (its accumulators made on first use).
+  std::vector<Block> blocks;
+  std::vector<int32_t> accumulators;
+  CorrectionScratch correction;
 };
 
 }  // namespace
@@ -200,6 +210,7 @@ struct OnednnRunState {
   uint32_t runs_to_skip = 0, next_skip = 1;
   std::vector<std::size_t> outside;  // this run's input elements outside the window
   std::vector<std::size_t> pixels;   // the output pixels they reach, computed again
+  bool pixels_to_xnnpack = false;    // by XNNPACK (else by compute_pixels())
   bool accumulating = false;         // this run writes int32 accumulators and corrects them
   PixelScratch scratch;
   std::vector<Tile> tiles;
@@ -239,16 +250,38 @@ bool within_memory_limit(const Layer& l, const PrimitiveDesc& pd) {
   return buffers.bytes() <= kernels::detail::kernel_memory_limit();
 }
 
-// A fused 7-bit kernel's int32 form, where oneDNN has one (else runs with
-// many bytes beyond the window run on XNNPACK). Not for 1x1 kernels: their
-// int32 form was no faster than XNNPACK on ResNet18's and MobileNetV2's.
+// Where a fused 7-bit kernel's int32 form is faster than XNNPACK on runs
+// with many bytes beyond the window (measured on ResNet18 and MobileNetV2
+// with AVX2): kernels larger than 1x1, pointwise ones with at least 32
+// output channels (with fewer, requantizing and correcting the
+// accumulators costs more than oneDNN saves).
+bool int32_form_pays_off(const ConvolutionGeometry& g) {
+  return g.kernel_height * g.kernel_width > 1 || g.out_channels >= 32;
+}
+
+// Pointwise layers without padding or strides, with at least 32 output
+// channels: an output pixel reads one input pixel, so the pixels that read
+// bytes beyond the window can be gathered and handed to XNNPACK
+// (OnednnOutcome::ran_but_pixels), which computes them exactly at its own
+// speed, far faster than compute_pixels().
+bool pixels_to_xnnpack(const ConvolutionGeometry& g) {
+  return g.out_channels >= 32 && g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
+         g.padding_height == 0 && g.padding_width == 0;
+}
+
+// The layer's int32 form, where oneDNN has one within the memory limit
+// (else its runs with many bytes beyond the window run on XNNPACK).
+// Blocks of about 256 KiB of accumulators: half a core's L2 cache on
+// the machines measured, the other half for the input and weights.
 template <typename Layer>
-void add_accumulating_form(Layer& l) {
-  const PrimitiveDesc pd = l.tile_desc(0, l.g.out_height, false);
-  if (!pd || !within_memory_limit(l, pd)) return;
-  l.whole_accumulating = dnnl::convolution_forward(pd);
-  l.accumulating_weights =
-      pd.weights_desc() == l.whole_weights.get_desc() ? l.whole_weights : reordered_weights(l, pd);
+bool add_int32_form(Layer& l) {
+  const std::size_t row_bytes = std::size_t(l.g.out_width) * l.g.out_channels * sizeof(int32_t);
+  l.block_rows = std::clamp<int64_t>(int64_t((std::size_t(256) << 10) / row_bytes), 1, l.g.out_height);
+  const PrimitiveDesc pd = l.tile_desc(0, l.block_rows, false);
+  if (!pd || !within_memory_limit(l, pd)) return false;
+  l.int32_weights = l.whole_weights && pd.weights_desc() == l.whole_weights.get_desc() ? l.whole_weights
+                                                                                      : reordered_weights(l, pd);
+  return true;
 }
 
 // Where oneDNN's 7-bit kernels are faster than XNNPACK's (measured on
@@ -275,19 +308,17 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
   try {
     const OneOpenmpThread one_thread;
     l.bias_memory = memory({{memory::dim(l.g.out_channels)}, dt::s32, tag::x}, cpu_engine(), l.bias.data());
-    for (const bool fused : {true, false}) {
-      if (fused ? !fusable(s) : !accumulators_pay_off(l.g)) continue;
-      l.fused = fused;
-      const PrimitiveDesc pd = l.tile_desc(0, l.g.out_height, fused);
-      if (!pd || !within_memory_limit(l, pd)) continue;
+    if (input_kind == ExactInput::seven_bits) l.weights_by_tap = weights_by_tap(l.g, l.weights);
+    const PrimitiveDesc pd = fusable(s) ? l.tile_desc(0, l.g.out_height, true) : PrimitiveDesc();
+    if (pd && within_memory_limit(l, pd)) {
+      l.fused = true;
       l.whole = dnnl::convolution_forward(pd);
       l.whole_weights = reordered_weights(l, pd);
-      if (input_kind == ExactInput::seven_bits) {
-        l.weights_by_tap = weights_by_tap(l.g, l.weights);
-        if (fused && l.g.kernel_height * l.g.kernel_width > 1) add_accumulating_form(l);
-      }
+      if (input_kind == ExactInput::seven_bits && int32_form_pays_off(l.g)) add_int32_form(l);
       return std::unique_ptr<OnednnConvolution>(new OnednnConvolution(std::move(layer)));
     }
+    if (accumulators_pay_off(l.g) && add_int32_form(l))
+      return std::unique_ptr<OnednnConvolution>(new OnednnConvolution(std::move(layer)));
   } catch (const dnnl::error&) {
   }
   return nullptr;  // XNNPACK runs it
@@ -304,22 +335,47 @@ OnednnRunStateHandle OnednnConvolution::instantiate() const {
 
 namespace {
 
-// The tile's int32 form: the layer's own for a whole image, else one for its rows.
+// The weights in the layout `pd` wants: the layer's own, one a block made
+// before wants too, or reordered.
 template <typename Layer>
-void add_tile_accumulating_form(const Layer& l, Tile& tile, bool whole_image) {
-  const PrimitiveDesc pd = l.tile_desc(tile.r0, tile.r1, false);
-  if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a tile of the output rows");
-  tile.accumulating = whole_image ? l.whole_accumulating : dnnl::convolution_forward(pd);
-  tile.accumulating_weights =
-      pd.weights_desc() == tile.weights.get_desc() ? tile.weights : reordered_weights(l, pd);
-  tile.accumulators = memory(pd.dst_desc(), cpu_engine(), nullptr);
-  tile.accumulating_scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
+memory weights_for(const Layer& l, const PrimitiveDesc& pd, const std::vector<Tile>& tiles,
+                   const std::vector<Block>& blocks) {
+  for (const memory& made : {l.whole_weights, l.int32_weights})
+    if (made && made.get_desc() == pd.weights_desc()) return made;
+  for (const Tile& tile : tiles) {
+    if (tile.weights && tile.weights.get_desc() == pd.weights_desc()) return tile.weights;
+    for (const Block& block : tile.blocks)
+      if (block.weights.get_desc() == pd.weights_desc()) return block.weights;
+  }
+  for (const Block& block : blocks)
+    if (block.weights.get_desc() == pd.weights_desc()) return block.weights;
+  return reordered_weights(l, pd);
+}
+
+// The tile's int32 form, in blocks of the layer's block_rows.
+template <typename Layer>
+void add_blocks(const Layer& l, const std::vector<Tile>& tiles, const uint8_t* image_input, Tile& tile) {
+  const std::size_t input_row = l.g.in_width * l.g.in_channels;
+  for (int64_t r0 = tile.r0; r0 < tile.r1; r0 += l.block_rows) {
+    Block block;
+    block.r0 = r0, block.r1 = std::min(tile.r1, r0 + l.block_rows);
+    const PrimitiveDesc pd = l.tile_desc(block.r0, block.r1, false);
+    if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a block of the output rows");
+    block.convolution = dnnl::convolution_forward(pd);  // oneDNN's cache: one kernel for blocks of one shape
+    const std::size_t first = std::size_t(tile_rows(l.g, block.r0, block.r1).first_input) * input_row;
+    block.input = memory(pd.src_desc(), cpu_engine(), const_cast<uint8_t*>(image_input) + first);
+    block.weights = weights_for(l, pd, tiles, tile.blocks);
+    block.accumulators = memory(pd.dst_desc(), cpu_engine(), nullptr);
+    block.scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
+    tile.blocks.push_back(std::move(block));
+  }
 }
 
 // Makes the run state's tiles for `threads`: each image's output rows split
 // into up to `threads` tiles. A tile of a whole image runs the layer's own
-// convolution; the others share its weights where their kernels want the
-// same layout (else reorder them once per layout).
+// fused convolution; the others, and the int32 form's blocks, share the
+// weights of any made before whose kernel wants the same layout (else
+// reorder them once per layout).
 template <typename Layer>
 void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t input_bytes) {
   const OneOpenmpThread one_thread;
@@ -334,21 +390,21 @@ void make_tiles(const Layer& l, OnednnRunState& r, uint32_t threads, std::size_t
   for (int64_t image = 0; image < images; ++image) {
     for (int64_t i = 0; i < per_image; ++i) {
       const int64_t r0 = l.g.out_height * i / per_image, r1 = l.g.out_height * (i + 1) / per_image;
-      const PrimitiveDesc pd = l.tile_desc(r0, r1, l.fused);
-      if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a tile of the output rows");
       Tile tile;
       tile.image = image, tile.r0 = r0, tile.r1 = r1;
-      tile.convolution = per_image == 1 ? l.whole : dnnl::convolution_forward(pd);
-      const std::size_t first = std::size_t(image) * input_image + std::size_t(tile_rows(l.g, r0, r1).first_input) * input_row;
-      tile.input = memory(pd.src_desc(), engine, r.input.data() + first);
-      if (l.whole_weights.get_desc() == pd.weights_desc()) tile.weights = l.whole_weights;
-      for (const Tile& made : r.tiles)
-        if (!tile.weights && made.weights.get_desc() == pd.weights_desc()) tile.weights = made.weights;
-      if (!tile.weights) tile.weights = reordered_weights(l, pd);
-      tile.output = l.fused ? memory(pd.dst_desc(), engine, nullptr) : memory(pd.dst_desc(), engine);
-      tile.scratchpad = memory(pd.scratchpad_desc(), engine);
       tile.stream = dnnl::stream(engine);
-      if (l.whole_accumulating) add_tile_accumulating_form(l, tile, per_image == 1);
+      const uint8_t* image_input = r.input.data() + std::size_t(image) * input_image;
+      if (l.fused) {
+        const PrimitiveDesc pd = l.tile_desc(r0, r1, true);
+        if (!pd) throw dnnl::error(dnnl_unimplemented, "no exact int8 kernel for a tile of the output rows");
+        tile.convolution = per_image == 1 ? l.whole : dnnl::convolution_forward(pd);
+        const std::size_t first = std::size_t(tile_rows(l.g, r0, r1).first_input) * input_row;
+        tile.input = memory(pd.src_desc(), engine, const_cast<uint8_t*>(image_input) + first);
+        tile.weights = weights_for(l, pd, r.tiles, {});
+        tile.output = memory(pd.dst_desc(), engine, nullptr);
+        tile.scratchpad = memory(pd.scratchpad_desc(), engine);
+      }
+      if (l.int32_weights) add_blocks(l, r.tiles, image_input, tile);
       r.tiles.push_back(std::move(tile));
     }
   }
@@ -409,11 +465,16 @@ int8_t window_start_for(ByteRange range, int8_t zero_point) {
 // Bytes beyond the window are corrected in the int32 accumulators up to
 // the layer's products / correction_share(): each costs kH * kW / strides
 // * O / groups multiply-adds, about ten times what XNNPACK pays for as
-// many in the layer (cache misses and one byte at a time), against
-// oneDNN's saving over XNNPACK of about a third of a 3x3 layer and three
-// fifths of a 7x7 one (measured on ResNet18 with AVX2, activations over
-// 256 values).
-std::size_t correction_share(const ConvolutionGeometry& g) { return g.kernel_height * g.kernel_width >= 25 ? 16 : 40; }
+// many in the layer (one byte at a time), against oneDNN's saving over
+// XNNPACK: about three fifths of a stem (7x7, or few input channels), a
+// third of a 3x3 layer and of a pointwise one with many output channels
+// (measured on ResNet18 and MobileNetV2 with AVX2, activations over 256
+// values).
+std::size_t correction_share(const ConvolutionGeometry& g) {
+  const std::size_t taps = std::size_t(g.kernel_height) * g.kernel_width;
+  if (taps >= 25 || g.in_channels / g.groups <= 4) return 16;
+  return taps > 1 ? 40 : 32;
+}
 // Below output pixels / kFewPixels, computing the pixels the bytes reach
 // again costs less than the int32 form's accumulators and corrections.
 constexpr std::size_t kFewPixels = 64;
@@ -432,6 +493,7 @@ template <typename Layer>
 bool take_input(const Layer& l, OnednnRunState& r, const int8_t* input, const RunEnvironment& env) {
   const ConvolutionGeometry& g = l.g;
   r.pixels.clear();
+  r.pixels_to_xnnpack = false;
   r.outside.clear();
   r.accumulating = !l.fused;
   const ByteRange range = shift_input(l.input_kind, input, r, env);
@@ -444,20 +506,25 @@ bool take_input(const Layer& l, OnednnRunState& r, const int8_t* input, const Ru
   const std::size_t output_pixels = g.batch * std::size_t(g.out_height) * std::size_t(g.out_width);
   // A byte meets kH * kW / strides weights of each output of its group: as
   // many products as an output pixel holds in channels / groups * strides bytes.
-  const bool correctable = !l.fused || l.whole_accumulating;
+  const bool correctable = bool(l.int32_weights);
   const std::size_t corrections =
       correctable ? output_pixels * (g.in_channels / g.groups) * g.stride_height * g.stride_width / correction_share(g)
                   : 0;
-  const std::size_t limit = std::max(l.fused ? output_pixels / 8 : 0, corrections);
+  const bool gather = l.fused && pixels_to_xnnpack(g);
+  // XNNPACK's share of the layer, which oneDNN runs 1.5 to 1.8 times as fast (MobileNetV2's pointwise layers)
+  const std::size_t gathered = output_pixels / 4;
+  const std::size_t limit = std::max({l.fused ? output_pixels / 8 : 0, corrections, gather ? gathered * g.in_channels : 0});
   if (!find_outside(input, r.input.size(), r.window_start, window_top(l.input_kind, r.window_start), limit,
                     r.outside))
     return false;
   if (!l.fused) return set_zero_point(l, r);
   const std::size_t reach = r.outside.size() * g.kernel_height * g.kernel_width;
-  if (!correctable || reach <= output_pixels / kFewPixels) {
+  if (gather || !correctable || reach <= output_pixels / kFewPixels) {
     pixels_reading(g, r.outside, r.pixels);
-    if (r.pixels.size() <= output_pixels / 8) return set_zero_point(l, r);
+    r.pixels_to_xnnpack = gather;
+    if (r.pixels.size() <= (gather ? gathered : output_pixels / 8)) return set_zero_point(l, r);
     r.pixels.clear();
+    r.pixels_to_xnnpack = false;
   }
   if (!correctable || r.outside.size() > corrections) return false;
   r.accumulating = true;
@@ -503,39 +570,43 @@ OnednnOutcome OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnR
       const std::size_t row = std::size_t(l.g.out_width) * l.g.out_channels;
       int8_t* tile_out = out + (std::size_t(t.image) * std::size_t(l.g.out_height) + std::size_t(t.r0)) * row;
       const OneOpenmpThread one_thread;
-      // A fused layer's run with many bytes beyond the window takes its int32 form.
-      const bool second_form = l.fused && r.accumulating;
       try {
-        if (second_form) {
-          t.accumulator_storage.resize(std::size_t(t.r1 - t.r0) * row);
-          t.accumulators.set_data_handle(t.accumulator_storage.data());
-        } else if (l.fused) {
+        if (!r.accumulating) {
           t.output.set_data_handle(tile_out);
+          execute(t.convolution, t.input, t.weights, t.output, t.scratchpad, t.stream);
+          return;
         }
-        (second_form ? t.accumulating : t.convolution)
-            .execute(t.stream, {{DNNL_ARG_SRC, t.input},
-                                {DNNL_ARG_WEIGHTS, second_form ? t.accumulating_weights : t.weights},
-                                {DNNL_ARG_BIAS, l.bias_memory},
-                                {DNNL_ARG_DST, second_form ? t.accumulators : t.output},
-                                {DNNL_ARG_SCRATCHPAD, second_form ? t.accumulating_scratchpad : t.scratchpad},
-                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, r.zero_point}});
-        t.stream.wait();
+        // A fused layer's run with many bytes beyond the window, or an unfused layer: the int32 form, block
+        // by block, each block's rows corrected while in cache, then requantized.
+        t.accumulators.resize(std::size_t(l.block_rows) * row);
+        const ClampedBytes clamped{input, r.outside, r.window_start, window_top(l.input_kind, r.window_start)};
+        const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
+        for (Block& b : t.blocks) {
+          b.accumulators.set_data_handle(t.accumulators.data());
+          execute(b.convolution, b.input, b.weights, b.accumulators, b.scratchpad, t.stream);
+          for (int64_t y = b.r0; y < b.r1; ++y) {
+            int32_t* row_accumulators = t.accumulators.data() + std::size_t(y - b.r0) * row;
+            if (!r.outside.empty())
+              correct_accumulators(l.g, l.weights_by_tap.data(), clamped, std::size_t(t.image), y, 1, t.correction,
+                                   row_accumulators);
+            requantize(row_accumulators, l.g.out_width, l.g.out_channels, q, tile_out + std::size_t(y - t.r0) * row,
+                       l.g.out_channels);
+          }
+        }
       } catch (const std::exception& e) {
         std::call_once(first, [&] { error = e.what(); });
         failed = true;
       }
-      if (!r.accumulating || failed) return;
-      auto* accumulators = static_cast<int32_t*>((second_form ? t.accumulators : t.output).get_data_handle());
-      // Output row by row: each row's accumulators corrected while in cache, then requantized.
-      const ClampedBytes clamped{input, r.outside, r.window_start, window_top(l.input_kind, r.window_start)};
-      const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
-      for (int64_t y = t.r0; y < t.r1; ++y) {
-        int32_t* row_accumulators = accumulators + std::size_t(y - t.r0) * row;
-        if (!r.outside.empty())
-          correct_accumulators(l.g, l.weights_by_tap.data(), clamped, std::size_t(t.image), y, 1, row_accumulators);
-        requantize(row_accumulators, l.g.out_width, l.g.out_channels, q, tile_out + std::size_t(y - t.r0) * row,
-                   l.g.out_channels);
-      }
+    }
+    void execute(dnnl::convolution_forward& convolution, const memory& in, const memory& weights,
+                 const memory& dst, const memory& scratchpad, dnnl::stream& stream) {
+      convolution.execute(stream, {{DNNL_ARG_SRC, in},
+                                   {DNNL_ARG_WEIGHTS, weights},
+                                   {DNNL_ARG_BIAS, l.bias_memory},
+                                   {DNNL_ARG_DST, dst},
+                                   {DNNL_ARG_SCRATCHPAD, scratchpad},
+                                   {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, r.zero_point}});
+      stream.wait();
     }
   } task(l, r, input, out);
   if (r.tiles.size() == 1) {
@@ -549,9 +620,14 @@ OnednnOutcome OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnR
     fail(ctx, op, "oneDNN convolution failed: {}", task.error);
     return OnednnOutcome::failed;
   }
+  if (r.pixels_to_xnnpack && !r.pixels.empty()) return OnednnOutcome::ran_but_pixels;
   const Requantization q{l.bias.data(), l.scales.data(), l.zero_point, l.min, l.max};
   compute_pixels(l.g, l.weights, l.input_zero_point, q, input, r.pixels, r.scratch, out);
   return OnednnOutcome::ran;
+}
+
+const std::vector<std::size_t>& OnednnConvolution::pixels_left(const OnednnRunState& r) const {
+  return r.pixels;
 }
 
 }  // namespace et_ops::kernels::xnnpack::detail

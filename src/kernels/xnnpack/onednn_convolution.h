@@ -10,8 +10,9 @@
 //   beyond their calibrated range) are clamped into it and made exact
 //   again (exact_pixels.h): the output pixels they reach computed again
 //   where they are few, else the int32 accumulators corrected (a fused
-//   layer has that form too). A run with more of them (a sixteenth of the
-//   layer's products) runs on XNNPACK.
+//   layer has that form too; a pointwise one hands the pixels to XNNPACK).
+//   A run with more of them (a sixteenth of the layer's products, a
+//   quarter of a pointwise layer's pixels) runs on XNNPACK.
 // Both give XNNPACK's bytes on every CPU:
 //
 // - fused: oneDNN adds the bias and scales in float32 as XNNPACK does, then
@@ -37,9 +38,10 @@ namespace et_ops::kernels::xnnpack::detail {
 
 // A run state's part: the uint8 copy of the input and its tiles.
 enum class ExactInput { none, seven_bits, any };
-// What a run did: oneDNN computed the output, failed (reported), or
-// declined a 7-bit kernel's input of a wider range (XNNPACK runs it).
-enum class OnednnOutcome { ran, failed, declined };
+// What a run did: oneDNN computed the output, or all of it but the output
+// pixels pixels_left() lists (XNNPACK computes those), failed (reported),
+// or declined a 7-bit kernel's input of a wider range (XNNPACK runs it).
+enum class OnednnOutcome { ran, ran_but_pixels, failed, declined };
 struct OnednnRunState;
 struct OnednnRunStateDeleter {
   void operator()(OnednnRunState* state) const;
@@ -60,6 +62,10 @@ class OnednnConvolution {
   OnednnRunStateHandle instantiate() const;
   OnednnOutcome run(KernelContext& ctx, const char* op, OnednnRunState& instance, const RunEnvironment& env,
                     const int8_t* input, int8_t* out) const;
+  // After ran_but_pixels: the output pixels ((image * out_height + y) *
+  // out_width + x, ascending) of a pointwise layer without padding or
+  // strides left to XNNPACK (each reads the input pixel of its index).
+  const std::vector<std::size_t>& pixels_left(const OnednnRunState& instance) const;
 
  private:
   struct Layer;

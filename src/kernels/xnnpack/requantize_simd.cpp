@@ -23,16 +23,22 @@ void Requantize(const int32_t* acc, std::size_t pixels, std::size_t channels, co
   const std::size_t lanes = hn::Lanes(df);
   const float lo = static_cast<float>(r.min - r.zero_point), hi = static_cast<float>(r.max - r.zero_point);
   const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi);
-  const auto vzp = hn::Set(di, r.zero_point);
+  // x + 1.5 * 2^23 rounds x (|x| < 2^22: here at most 255) to an integer, half to even as nearbyint() does,
+  // in the low bits of its representation: no conversion to int32 and its out-of-range fix-ups.
+  const auto magic = hn::Set(df, 12582912.0f);
+  const auto magic_bits = hn::Set(di, 0x4B400000 - r.zero_point);
+  const int32_t* const bias = r.bias;  // locals: the int8 stores below may alias anything else
+  const float* const scale = r.scale;
   for (std::size_t p = 0; p < pixels; ++p) {
     const int32_t* a = acc + p * channels;
     int8_t* o = out + p * out_stride;
     std::size_t c = 0;
     for (; c + lanes <= channels; c += lanes) {
-      const auto sum = hn::Add(hn::LoadU(di, a + c), hn::LoadU(di, r.bias + c));
-      const auto scaled = hn::Mul(hn::ConvertTo(df, sum), hn::LoadU(df, r.scale + c));
-      const auto rounded = hn::Round(hn::Min(hn::Max(scaled, vlo), vhi));  // ties to even
-      hn::StoreU(hn::DemoteTo(d8, hn::Add(hn::ConvertTo(di, rounded), vzp)), d8, o + c);
+      const auto sum = hn::Add(hn::LoadU(di, a + c), hn::LoadU(di, bias + c));
+      const auto scaled = hn::Mul(hn::ConvertTo(df, sum), hn::LoadU(df, scale + c));
+      const auto clamped = hn::Min(hn::Max(scaled, vlo), vhi);
+      const auto quantized = hn::Sub(hn::BitCast(di, hn::Add(clamped, magic)), magic_bits);
+      hn::StoreU(hn::DemoteTo(d8, quantized), d8, o + c);
     }
     for (; c < channels; ++c) o[c] = RequantizeOne(a[c], c, r, lo, hi);
   }

@@ -272,18 +272,20 @@ TEST_CASE("conv2d is exact where a few input bytes lie beyond a 7-bit window", "
 // 8-bit activations whose bytes mostly lie in a window of 128 values, with
 // tails beyond it (1.5 % of the bytes, up to 255 steps from its start):
 // a ReLU's output (from its zero point up) and a signed one (around its
-// zero point), in the fused form, the int32 form and a 7x7 stem with
-// stride 2. With oneDNN's 7-bit kernels the window's bytes are read
-// clamped and the tails too many for computing their pixels again: the
-// int32 accumulators are corrected, also across the tiles of two threads,
-// and every output must still be the reference's. Every weight -128
-// (pairs of products that would not fit 16 bits).
+// zero point), in the fused form, the int32 form, a 7x7 stem with stride
+// 2 and pointwise layers. With oneDNN's 7-bit kernels the window's bytes
+// are read clamped and the tails too many for computing their pixels
+// again: the int32 accumulators are corrected, also across the tiles of
+// two threads, or (pointwise, few input channels) the pixels they reach
+// gathered for XNNPACK; every output must still be the reference's.
 TEST_CASE("conv2d is exact on 8-bit inputs with tails beyond a 7-bit window", "[xnnpack][conv2d]") {
   const Case cases[] = {
       {1, 32, 24, 24, 48, 3, 1, 1, 1, true},   // 3x3, the fused form (its int32 form runs these)
       {2, 64, 16, 16, 64, 3, 1, 1, 1, true},   // 3x3, int32 accumulators; batch 2
       {1, 3, 48, 48, 32, 7, 2, 3, 1, true},    // a 7x7 stem with stride 2
       {1, 40, 20, 20, 24, 3, 2, 1, 1, false},  // strided, per-tensor weights
+      {2, 16, 24, 24, 48, 1, 1, 0, 1, true},   // pointwise, few input channels: the pixels they reach to XNNPACK
+      {1, 96, 12, 12, 64, 1, 1, 0, 1, true},   // pointwise, many input channels: the int32 form
   };
   for (const Case& k : cases) {
     for (const bool relu : {true, false}) {
@@ -300,8 +302,10 @@ TEST_CASE("conv2d is exact on 8-bit inputs with tails beyond a 7-bit window", "[
         if (!relu) value = value < start ? value : std::max(value, start + 128);  // below or above the window
         conv.input.data<int8_t>()[i] = int8_t(value);
       }
-      fill_window(conv.weight, 33, -128, -128);
-      conv.out_scale = spread_out_scale(k, conv.in_scale, 40.0);
+      // A ReLU's output meets every weight -128; the signed input random weights, with outputs some tens of
+      // steps apart (where a byte left clamped would move its outputs by several).
+      fill_window(conv.weight, 33, -128, relu ? -128 : 127);
+      conv.out_scale = spread_out_scale(k, conv.in_scale, relu ? 40.0 : 0.8);
       conv.out_zp = relu ? 20 : -10;
       INFO("c=" << k.c << " o=" << k.o << " k=" << k.k << " stride=" << k.stride << (relu ? ", a ReLU's output"
                                                                                            : ", around the zero point"));
