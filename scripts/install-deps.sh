@@ -6,7 +6,7 @@ packages=(
   libfmt-dev catch2 nlohmann-json3-dev libhwy-dev libbenchmark-dev
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libdnnl-dev python3-matplotlib python3-sklearn libsentencepiece-dev
   python3-sentencepiece sentencepiece
-  python3 python3-dev pybind11-dev python3-numpy python3-torch python3-torchvision
+  python3 python3-dev pybind11-dev python3-numpy python3-torch python3-torchvision python3-torchaudio
   python3-mesonpy python3-pip python3-venv python3-build patchelf
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
   # Both BLAS Debian offers as libblas.so.3 (OpenBLAS becomes the system's):
