@@ -265,8 +265,8 @@ bool int32_form_pays_off(const ConvolutionGeometry& g) {
 // (OnednnOutcome::ran_but_pixels), which computes them exactly at its own
 // speed, far faster than compute_pixels().
 bool pixels_to_xnnpack(const ConvolutionGeometry& g) {
-  return g.out_channels >= 32 && g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
-         g.padding_height == 0 && g.padding_width == 0;
+  return g.out_channels >= 32 && g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 &&
+         g.stride_width == 1 && g.padding_height == 0 && g.padding_width == 0;
 }
 
 // The layer's int32 form, where oneDNN has one within the memory limit
