@@ -513,7 +513,8 @@ bool take_input(const Layer& l, OnednnRunState& r, const int8_t* input, const Ru
   const bool gather = l.fused && pixels_to_xnnpack(g);
   // XNNPACK's share of the layer, which oneDNN runs 1.5 to 1.8 times as fast (MobileNetV2's pointwise layers)
   const std::size_t gathered = output_pixels / 4;
-  const std::size_t limit = std::max({l.fused ? output_pixels / 8 : 0, corrections, gather ? gathered * g.in_channels : 0});
+  const std::size_t limit =
+      std::max({l.fused ? output_pixels / 8 : 0, corrections, gather ? gathered * g.in_channels : 0});
   if (!find_outside(input, r.input.size(), r.window_start, window_top(l.input_kind, r.window_start), limit,
                     r.outside))
     return false;
