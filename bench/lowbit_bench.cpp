@@ -54,45 +54,42 @@ namespace lowbit_bench {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// `iterations` rounds of 8 independent u8 x s8 multiply-accumulates into
-// int32 (the kernel's instructions on this target), kept in registers;
-// returns the products computed.
+// `iterations` rounds of kChains independent chains of the u8 x s8
+// multiply-add instruction the kernels use on this target (vpdpbusd with
+// VNNI, else vpmaddubsw), kept in registers; returns the products
+// computed. Each instruction takes its chain's last result as an operand,
+// so none can be hoisted out of the loop: the loop times the instruction's
+// throughput, not that of an add.
+constexpr int kChains = 12;
 int64_t MultiplyAddLoop(const int16_t* seed, int64_t iterations, int32_t* sink) {
 #if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
 #if HWY_TARGET == HWY_AVX2
   using Raw = __m256i;
-  const auto madd = [](Raw a, Raw b) { return _mm256_madd_epi16(a, b); };
-  const auto maddubs = [](Raw a, Raw b) { return _mm256_maddubs_epi16(a, b); };
+  const auto step = [](Raw acc, Raw b) { return _mm256_maddubs_epi16(acc, b); };
   const auto add = [](Raw a, Raw b) { return _mm256_add_epi32(a, b); };
-  const Raw ones = _mm256_set1_epi16(1);
   const Raw a = _mm256_loadu_si256(reinterpret_cast<const Raw*>(seed));
   const Raw b = _mm256_loadu_si256(reinterpret_cast<const Raw*>(seed + 16));
 #else
   using Raw = __m512i;
-  const auto madd = [](Raw x, Raw y) { return _mm512_madd_epi16(x, y); };
-  const auto maddubs = [](Raw x, Raw y) { return _mm512_maddubs_epi16(x, y); };
+#if HWY_TARGET == HWY_AVX3_DL
+  const auto step = [](Raw acc, Raw b) { return _mm512_dpbusd_epi32(acc, b, b); };
+#else
+  const auto step = [](Raw acc, Raw b) { return _mm512_maddubs_epi16(acc, b); };
+#endif
   const auto add = [](Raw x, Raw y) { return _mm512_add_epi32(x, y); };
-  const Raw ones = _mm512_set1_epi16(1);
   const Raw a = _mm512_loadu_si512(seed);
   const Raw b = _mm512_loadu_si512(seed + 32);
 #endif
-  Raw acc[8];
-  for (int i = 0; i < 8; ++i) acc[i] = a;
+  Raw acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = a;
   for (int64_t it = 0; it < iterations; ++it)
-    for (int i = 0; i < 8; ++i) {
-#if HWY_TARGET == HWY_AVX3_DL
-      acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
-      (void)madd, (void)maddubs, (void)add, (void)ones;
-#else
-      acc[i] = add(acc[i], madd(maddubs(a, b), ones));
-#endif
-    }
+    for (int i = 0; i < kChains; ++i) acc[i] = step(acc[i], b);
   int32_t lanes[sizeof(Raw) / 4];
   Raw total = acc[0];
-  for (int i = 1; i < 8; ++i) total = add(total, acc[i]);
+  for (int i = 1; i < kChains; ++i) total = add(total, acc[i]);
   std::memcpy(lanes, &total, sizeof lanes);
   *sink = lanes[0];
-  return iterations * 8 * static_cast<int64_t>(sizeof(Raw));
+  return iterations * kChains * static_cast<int64_t>(sizeof(Raw));
 #else
   const hn::ScalableTag<int16_t> d16;
   const hn::Repartition<int32_t, decltype(d16)> d32;

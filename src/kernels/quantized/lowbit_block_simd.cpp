@@ -5,7 +5,8 @@
 //
 // 8da*: tiles of up to kTokenTile tokens per block, each chunk's weights
 // loaded and unpacked once for the tile, the integer sums, their
-// corrections and the float chain in registers. Integer products: u8
+// corrections and the float chain in registers; the zero point enters once
+// per row, through the block's scaled weight sums. Integer products: u8
 // weights (w + offset) times s8 activations summed in fours per 32-bit
 // lane. AVX-512 VNNI: vpdpbusd (no intermediate saturation); other x86
 // targets: vpmaddubsw (|15 * 128 * 2| < 2^15: never saturates) for 4-bit
@@ -14,10 +15,13 @@
 // weights; the scalar and emulated targets loop. All exact, so every target
 // gives the same int32 sums.
 //
-// Weight-only: with many tokens, a block dequantized once, then tiles of
-// kFloatTile tokens (independent add chains interleaved); with one or two
-// tokens, kBlockTile blocks at once, dequantized from their bytes as the
-// chains go.
+// Weight-only: with many tokens, a block's weights converted to floats
+// once, then tiles of kFloatTile tokens (independent add chains
+// interleaved); with one or two tokens, a few blocks at a time, the weights
+// read from their bytes as the chains go (on AVX-512, a 4-bit weight's product
+// is looked up in a table of the 16 products of x). Each group's products
+// are summed, then scaled into the output's chain: one multiply per group,
+// not per weight.
 //
 // The float steps are lane-wise Mul and Add (no fused multiply-add), in
 // the documented order per output: the same bytes everywhere.
@@ -57,10 +61,9 @@ inline int32_t quad_of(const int8_t* q) {
 }
 
 // dots[r] = sum of (u8 weight byte) * (s8 activation) over one group of
-// block row r, wrapping in uint32; weights[r] = the sum of its u8 weights.
-void ScalarGroupDots(const uint8_t* chunk, std::size_t chunks, bool four_bit, const int8_t* q, uint32_t* dots,
-                     uint32_t* weights) {
-  for (std::size_t r = 0; r < kBlockRows; ++r) dots[r] = weights[r] = 0;
+// block row r, wrapping in uint32.
+void ScalarGroupDots(const uint8_t* chunk, std::size_t chunks, bool four_bit, const int8_t* q, uint32_t* dots) {
+  for (std::size_t r = 0; r < kBlockRows; ++r) dots[r] = 0;
   for (std::size_t c = 0; c < chunks; ++c, chunk += kChunkBytes) {
     const int8_t* a = q + c * (four_bit ? 8 : 4);
     for (std::size_t r = 0; r < kBlockRows; ++r)
@@ -69,21 +72,17 @@ void ScalarGroupDots(const uint8_t* chunk, std::size_t chunks, bool four_bit, co
         if (four_bit) {
           dots[r] += static_cast<uint32_t>((byte & 0x0F) * a[e]);
           dots[r] += static_cast<uint32_t>((byte >> 4) * a[4 + e]);
-          weights[r] += static_cast<uint32_t>((byte & 0x0F) + (byte >> 4));
         } else {
           dots[r] += static_cast<uint32_t>(byte * a[e]);
-          weights[r] += byte;
         }
       }
   }
 }
 
-// The group's correction that does not depend on the weights,
-// off * (sum q - z * P) (lowbit_layout.h), wrapping in uint32.
-inline uint32_t TokenShift(const TokenView& t, std::size_t group, std::size_t padded_group, bool four_bit) {
-  const uint32_t offset = four_bit ? 8u : 128u;
-  return offset * (static_cast<uint32_t>(t.qsums[group]) -
-                   static_cast<uint32_t>(t.zero_point) * static_cast<uint32_t>(padded_group));
+// off * sum q over the group (lowbit_layout.h), wrapping in uint32: what
+// the products of the stored bytes w + off hold beyond P_g.
+inline uint32_t TokenShift(const TokenView& t, std::size_t group, bool four_bit) {
+  return (four_bit ? 8u : 128u) * static_cast<uint32_t>(t.qsums[group]);
 }
 
 #undef ET_OPS_LOWBIT_X86_SIMD  // set again for each target that has it
@@ -148,8 +147,13 @@ using VI = hn::Vec<DI>;
 // AVX-512, 16 on AVX2).
 [[maybe_unused]] constexpr std::size_t kTokenTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 4 : 2;
 [[maybe_unused]] constexpr std::size_t kFloatTile = HWY_MAX_BYTES >= 64 ? 8 : HWY_MAX_BYTES >= 32 ? 6 : 3;
-// Blocks interleaved by the weight-only decode (independent add chains).
-[[maybe_unused]] constexpr std::size_t kBlockTile = HWY_MAX_BYTES >= 64 ? 6 : HWY_MAX_BYTES >= 32 ? 3 : 2;
+// Blocks interleaved by the weight-only decode (independent chains), for
+// 4-bit and 8-bit weights. A block is one stream of bytes: several at once
+// run faster in cache but streamed 4-bit layers slower from memory; 8-bit
+// ones, with twice the instructions per byte, gain from the chains
+// (measured in et-ops generate: B = 1, 2, 3, 6).
+[[maybe_unused]] constexpr std::size_t kBlockTile4 = 1;
+[[maybe_unused]] constexpr std::size_t kBlockTile8 = 3;
 
 // acc[m][v] = the float chain of M tokens' rows (see lowbit_layout.h) after
 // one more group: fl32(acc + fl32(fl32(isum) * scale)).
@@ -162,15 +166,21 @@ HWY_INLINE void AddGroup(const VI (&isum)[M][kRowVectors], const float* scale, V
   }
 }
 
-// out[m][r] = fl32(acc * token scale) (8da*: t not null), then fl32(+ bias).
+// out[m][r] = fl32(fl32(acc - fl32(fl32(z) * C)) * token scale) (8da*:
+// t not null; C the block's scaled weight sums), then fl32(+ bias).
 template <std::size_t M>
-HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const TokenView* t, const float* bias, float* out) {
+HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const TokenView* t, const BlockView& b,
+                             const float* bias, float* out) {
   const DF df;
   const std::size_t lanes = hn::Lanes(df);
   for (std::size_t m = 0; m < M; ++m)
     for (std::size_t v = 0; v < kRowVectors; ++v) {
       VF y = acc[m][v];
-      if (t != nullptr) y = hn::Mul(y, hn::Set(df, t[m].scale));
+      if (t != nullptr) {
+        const VF zero_point_term =
+            hn::Mul(hn::Set(df, static_cast<float>(t[m].zero_point)), hn::LoadU(df, b.scaled_sums + v * lanes));
+        y = hn::Mul(hn::Sub(y, zero_point_term), hn::Set(df, t[m].scale));
+      }
       if (bias != nullptr) y = hn::Add(y, hn::LoadU(df, bias + v * lanes));
       hn::StoreU(y, df, out + m * kBlockRows + v * lanes);
     }
@@ -195,8 +205,8 @@ HWY_INLINE void UnpackNibbles(const uint8_t* chunk, std::size_t v, VI (&w)[2]) {
 
 // Without VNNI, 4-bit products go through vpmaddubsw, whose int16 lanes
 // (two products, |.| <= 2 * 15 * 128 = 3840) are summed in int16 over up to
-// kSpanChunks chunks (8 of them: |.| <= 30720, no wrap) before one vpmaddwd
-// widens them: a third of the instructions of widening every pair.
+// kSpanChunks chunks (8 products of pairs: |.| <= 30720, no wrap) before one
+// vpmaddwd widens them: a third of the instructions of widening every pair.
 #if HWY_TARGET == HWY_AVX3_DL
 constexpr bool kPairSums = false;
 #else
@@ -212,170 +222,130 @@ HWY_INLINE VI WidenPairs(VI sum, V16 pairs) {
   return hn::Add(sum, VI{madd16(pairs.raw, hn::Set(D16(), int16_t{1}).raw)});
 }
 
-// The u8 weights of a chunk's vector, summed in fours per 32-bit lane
-// like the products: the two nibbles of a byte (at most 30) added first.
-template <bool kFourBit>
-HWY_INLINE VI ChunkWeights(const VI (&w)[2]) {
-  return kFourBit ? hn::Add(w[0], w[1]) : w[0];
-}
-
-// sums[g][r] = the sum of group g's u8 weights of block row r, for a
-// block's tiles of several tokens: computed once, not in every tile's
-// loop, where they would take registers the tile needs.
-template <bool kFourBit>
-void BlockWeights(const BlockView& b, int32_t* sums) {
+// isum[m][v] += the products of the group's chunks [c, span end) with the
+// tile's tokens, summed in int16 pairs first (4-bit weights without VNNI).
+template <std::size_t M>
+HWY_INLINE void PairSpan(const uint8_t*& chunk, std::size_t& c, std::size_t chunks, const TokenView* t,
+                         std::size_t q0, VI (&isum)[M][kRowVectors]) {
   const DI d;
-  const VI ones = hn::Set(d, 0x01010101);
-  for (std::size_t g = 0; g < b.groups; ++g) {
-    const uint8_t* chunk = b.chunks_of(g);
-    VI weights[kRowVectors];
-    for (std::size_t v = 0; v < kRowVectors; ++v) weights[v] = hn::Zero(d);
-    for (std::size_t c = 0; c < b.chunks; ++c, chunk += kChunkBytes)
-      for (std::size_t v = 0; v < kRowVectors; ++v) {
-        VI w[2];
-        if constexpr (kFourBit)
-          UnpackNibbles(chunk, v, w);
-        else
-          w[0] = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d));
-        weights[v] = QuadDot<kFourBit>(weights[v], ChunkWeights<kFourBit>(w), ones);
-      }
-    for (std::size_t v = 0; v < kRowVectors; ++v) hn::StoreU(weights[v], d, sums + g * kBlockRows + v * hn::Lanes(d));
-  }
+  const std::size_t span_end = std::min(c + kSpanChunks, chunks);
+  V16 pairs[M][kRowVectors];
+  for (std::size_t m = 0; m < M; ++m)
+    for (std::size_t v = 0; v < kRowVectors; ++v) pairs[m][v] = hn::Zero(D16());
+  do {
+    VI w[kRowVectors][2];
+    for (std::size_t v = 0; v < kRowVectors; ++v) UnpackNibbles(chunk, v, w[v]);
+    for (std::size_t m = 0; m < M; ++m) {
+      const int8_t* a = t[m].q + q0 + c * 8;
+      const VI a_low = hn::Set(d, quad_of(a)), a_high = hn::Set(d, quad_of(a + 4));
+      for (std::size_t v = 0; v < kRowVectors; ++v)
+        pairs[m][v] = PairDot(PairDot(pairs[m][v], w[v][0], a_low), w[v][1], a_high);
+    }
+    chunk += kChunkBytes;
+  } while (++c < span_end);
+  for (std::size_t m = 0; m < M; ++m)
+    for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = WidenPairs(isum[m][v], pairs[m][v]);
 }
 
-// M tokens against one block, out [M][kBlockRows]: each chunk's weight
-// vectors unpacked once for the M tokens. The group's correction
-// z * sum (w + off) + off * (sum q - z * P) is subtracted after the
-// products (all in uint32, wrapping: the same int32 as the scalar order);
-// its weight sums come from `sums` (BlockWeights) or, with kSumInLoop
-// (one token: no second pass over the bytes), from the products' loop.
-template <bool kFourBit, std::size_t M, bool kSumInLoop = false>
-void DynamicTile(const BlockView& b, const TokenView* t, const int32_t* sums, float* out) {
+// isum[m][v] += the products of all the group's chunks, four per 32-bit
+// lane at a time (QuadDot).
+template <bool kFourBit, std::size_t M>
+HWY_INLINE void QuadChunks(const uint8_t* chunk, std::size_t chunks, const TokenView* t, std::size_t q0,
+                           VI (&isum)[M][kRowVectors]) {
+  const DI d;
+  std::size_t c = 0;
+  do {
+    VI w[kRowVectors][2];
+    for (std::size_t v = 0; v < kRowVectors; ++v) {
+      if constexpr (kFourBit)
+        UnpackNibbles(chunk, v, w[v]);
+      else
+        w[v][0] = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d));
+    }
+    for (std::size_t m = 0; m < M; ++m) {
+      const int8_t* a = t[m].q + q0 + c * (kFourBit ? 8 : 4);
+      const VI a_low = hn::Set(d, quad_of(a));
+      for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<kFourBit>(isum[m][v], w[v][0], a_low);
+      if constexpr (kFourBit) {
+        const VI a_high = hn::Set(d, quad_of(a + 4));
+        for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<true>(isum[m][v], w[v][1], a_high);
+      }
+    }
+    chunk += kChunkBytes;
+  } while (++c < chunks);
+}
+
+// M tokens against a block, each chunk's weights loaded and unpacked once
+// for the tile; per group, the products of the stored bytes less the
+// token's shift off * sum q (uint32, wrapping: the exact P_g) go into the
+// float chain; the zero point's term comes last (FinishTokens).
+template <bool kFourBit, std::size_t M>
+void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
   const DI d;
   const DF df;
-  const VI ones = hn::Set(d, 0x01010101);
   VF acc[M][kRowVectors];
-  VI zero_point[M];
-  for (std::size_t m = 0; m < M; ++m) {
-    zero_point[m] = hn::Set(d, t[m].zero_point);
+  for (std::size_t m = 0; m < M; ++m)
     for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Zero(df);
-  }
   for (std::size_t g = 0; g < b.groups; ++g) {
     const uint8_t* chunk = b.chunks_of(g);
     PrefetchRecord(b, chunk);
     VI isum[M][kRowVectors];
-    VI weights[kRowVectors];
-    for (std::size_t v = 0; v < kRowVectors; ++v) weights[v] = hn::Zero(d);
     for (std::size_t m = 0; m < M; ++m)
       for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = hn::Zero(d);
     const std::size_t q0 = g * b.padded_group;
-    // chunks >= 1: loops that always run keep the sums in their registers.
-    std::size_t c = 0;
     if constexpr (kFourBit && kPairSums) {
-      do {
-        const std::size_t span_end = std::min(c + kSpanChunks, b.chunks);
-        V16 pairs[M][kRowVectors], weight_pairs[kRowVectors];
-        for (std::size_t v = 0; v < kRowVectors; ++v) weight_pairs[v] = hn::Zero(D16());
-        for (std::size_t m = 0; m < M; ++m)
-          for (std::size_t v = 0; v < kRowVectors; ++v) pairs[m][v] = hn::Zero(D16());
-        do {
-          VI w[kRowVectors][2];
-          for (std::size_t v = 0; v < kRowVectors; ++v) {
-            UnpackNibbles(chunk, v, w[v]);
-            if constexpr (kSumInLoop) weight_pairs[v] = PairDot(weight_pairs[v], ChunkWeights<true>(w[v]), ones);
-          }
-          for (std::size_t m = 0; m < M; ++m) {
-            const int8_t* a = t[m].q + q0 + c * 8;
-            const VI a_low = hn::Set(d, quad_of(a)), a_high = hn::Set(d, quad_of(a + 4));
-            for (std::size_t v = 0; v < kRowVectors; ++v)
-              pairs[m][v] = PairDot(PairDot(pairs[m][v], w[v][0], a_low), w[v][1], a_high);
-          }
-          chunk += kChunkBytes;
-        } while (++c < span_end);
-        if constexpr (kSumInLoop)
-          for (std::size_t v = 0; v < kRowVectors; ++v) weights[v] = WidenPairs(weights[v], weight_pairs[v]);
-        for (std::size_t m = 0; m < M; ++m)
-          for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = WidenPairs(isum[m][v], pairs[m][v]);
-      } while (c < b.chunks);
+      std::size_t c = 0;
+      do PairSpan<M>(chunk, c, b.chunks, t, q0, isum);
+      while (c < b.chunks);
     } else {
-      do {
-        VI w[kRowVectors][2];
-        for (std::size_t v = 0; v < kRowVectors; ++v) {
-          if constexpr (kFourBit)
-            UnpackNibbles(chunk, v, w[v]);
-          else
-            w[v][0] = hn::LoadU(d, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(d));
-          if constexpr (kSumInLoop) weights[v] = QuadDot<kFourBit>(weights[v], ChunkWeights<kFourBit>(w[v]), ones);
-        }
-        for (std::size_t m = 0; m < M; ++m) {
-          const int8_t* a = t[m].q + q0 + c * (kFourBit ? 8 : 4);
-          const VI a_low = hn::Set(d, quad_of(a));
-          for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<kFourBit>(isum[m][v], w[v][0], a_low);
-          if constexpr (kFourBit) {
-            const VI a_high = hn::Set(d, quad_of(a + 4));
-            for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = QuadDot<true>(isum[m][v], w[v][1], a_high);
-          }
-        }
-        chunk += kChunkBytes;
-      } while (++c < b.chunks);
+      QuadChunks<kFourBit, M>(chunk, b.chunks, t, q0, isum);
     }
-    if constexpr (!kSumInLoop)
-      for (std::size_t v = 0; v < kRowVectors; ++v) weights[v] = hn::LoadU(d, sums + g * kBlockRows + v * hn::Lanes(d));
     for (std::size_t m = 0; m < M; ++m) {
-      const VI shift = hn::Set(d, wrap(TokenShift(t[m], g, b.padded_group, kFourBit)));
-      for (std::size_t v = 0; v < kRowVectors; ++v)
-        isum[m][v] = hn::Sub(isum[m][v], hn::Add(shift, hn::Mul(zero_point[m], weights[v])));
+      const VI shift = hn::Set(d, wrap(TokenShift(t[m], g, kFourBit)));
+      for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = hn::Sub(isum[m][v], shift);
     }
     AddGroup<M>(isum, b.scales_of(g), acc);
   }
-  FinishTokens<M>(acc, t, b.bias, out);
+  FinishTokens<M>(acc, t, b, b.bias, out);
 }
 
 // `count` tokens in tiles of M, then the rest in smaller tiles.
 template <bool kFourBit, std::size_t M>
-void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, const int32_t* sums, float* out) {
-  for (; count >= M; count -= M, t += M, out += M * kBlockRows) DynamicTile<kFourBit, M>(b, t, sums, out);
+void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, float* out) {
+  for (; count >= M; count -= M, t += M, out += M * kBlockRows) DynamicTile<kFourBit, M>(b, t, out);
   if constexpr (M > 1)
-    if (count > 0) DynamicTokens<kFourBit, M - 1>(b, t, count, sums, out);
-}
-
-template <bool kFourBit>
-void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, int32_t* sums, float* out) {
-  if (count == 1) return DynamicTile<kFourBit, 1, true>(b, t, nullptr, out);
-  BlockWeights<kFourBit>(b, sums);
-  DynamicTokens<kFourBit, kTokenTile>(b, t, count, sums, out);
+    if (count > 0) DynamicTokens<kFourBit, M - 1>(b, t, count, out);
 }
 #endif
 
 // out[r] = the documented float chain of output channel r of the block for
 // one token (see lowbit_layout.h), the scalar targets' loop.
 void ScalarDynamicBlock(const BlockView& b, const TokenView& t, float* out) {
-  uint32_t dots[kBlockRows], weights[kBlockRows];
+  uint32_t dots[kBlockRows];
   float acc[kBlockRows] = {};
   for (std::size_t g = 0; g < b.groups; ++g) {
-    ScalarGroupDots(b.chunks_of(g), b.chunks, b.four_bit, t.q + g * b.padded_group, dots, weights);
-    const uint32_t shift = TokenShift(t, g, b.padded_group, b.four_bit);
+    ScalarGroupDots(b.chunks_of(g), b.chunks, b.four_bit, t.q + g * b.padded_group, dots);
+    const uint32_t shift = TokenShift(t, g, b.four_bit);
     const float* scale = b.scales_of(g);
     for (std::size_t r = 0; r < kBlockRows; ++r) {
-      const int32_t sum = wrap(dots[r] - shift - static_cast<uint32_t>(t.zero_point) * weights[r]);
-      const float product = static_cast<float>(sum) * scale[r];
+      const float product = static_cast<float>(wrap(dots[r] - shift)) * scale[r];
       acc[r] = acc[r] + product;
     }
   }
   for (std::size_t r = 0; r < kBlockRows; ++r) {
-    float v = acc[r] * t.scale;
+    const float zero_point_term = static_cast<float>(t.zero_point) * b.scaled_sums[r];
+    float v = (acc[r] - zero_point_term) * t.scale;
     if (b.bias != nullptr) v = v + b.bias[r];
     out[r] = v;
   }
 }
 
 // out [count][kBlockRows]: the block's rows for `count` tokens.
-void DynamicBlock(const BlockView& b, const TokenView* t, std::size_t count, int32_t* weight_sums, float* out) {
+void DynamicBlock(const BlockView& b, const TokenView* t, std::size_t count, float* out) {
 #ifdef ET_OPS_LOWBIT_X86_SIMD
-  if (b.four_bit) return DynamicTokens<true>(b, t, count, weight_sums, out);
-  return DynamicTokens<false>(b, t, count, weight_sums, out);
+  if (b.four_bit) return DynamicTokens<true, kTokenTile>(b, t, count, out);
+  return DynamicTokens<false, kTokenTile>(b, t, count, out);
 #else
-  (void)weight_sums;
   for (std::size_t i = 0; i < count; ++i) ScalarDynamicBlock(b, t[i], out + i * kBlockRows);
 #endif
 }
@@ -389,11 +359,16 @@ HWY_INLINE VI SignedFields(VI bytes) {
   return hn::Xor(bytes, hn::Set(DI(), kFourBit ? static_cast<int32_t>(0x88888888u) : static_cast<int32_t>(0x80808080u)));
 }
 
-// Element `within` (< 8 or 4) of a chunk's lane: its bits sign-extended.
+// The bit at which element `within` (< 8 or 4) of a chunk's lane starts.
+constexpr int FieldBit(bool four_bit, std::size_t within) {
+  return four_bit ? static_cast<int>(8 * (within % 4) + 4 * (within / 4)) : static_cast<int>(8 * within);
+}
+
+// Element `within` of a chunk's lane of signed fields, sign-extended.
 template <bool kFourBit, std::size_t kWithin>
 HWY_INLINE VI FieldAt(VI fields) {
   constexpr int kWidth = kFourBit ? 4 : 8;
-  constexpr int kBit = kFourBit ? static_cast<int>(8 * (kWithin % 4) + 4 * (kWithin / 4)) : static_cast<int>(8 * kWithin);
+  constexpr int kBit = FieldBit(kFourBit, kWithin);
   if constexpr (kBit + kWidth == 32) {
     return hn::ShiftRight<32 - kWidth>(fields);
   } else {
@@ -403,129 +378,189 @@ HWY_INLINE VI FieldAt(VI fields) {
 
 HWY_INLINE VI FieldAt(VI fields, bool four_bit, std::size_t within) {
   const int width = four_bit ? 4 : 8;
-  const int bit = four_bit ? static_cast<int>(8 * (within % 4) + 4 * (within / 4)) : static_cast<int>(8 * within);
-  return hn::ShiftRightSame(hn::ShiftLeftSame(fields, 32 - width - bit), 32 - width);
+  return hn::ShiftRightSame(hn::ShiftLeftSame(fields, 32 - width - FieldBit(four_bit, within)), 32 - width);
 }
 
-// The block's weights as floats, [K][kBlockRows]: fl32(fl32(w) * scale),
-// the reference's dequantize.
-void DequantizeBlock(const BlockView& b, std::size_t group_size, float* out) {
+// The block's weights as floats, [K][kBlockRows], unscaled: fl32(w).
+void IntegerWeights(const BlockView& b, std::size_t group_size, float* out) {
   const DF df;
   const DI di;
   const std::size_t lanes = hn::Lanes(di);
   const std::size_t per_chunk = b.four_bit ? 8 : 4;
   for (std::size_t g = 0; g < b.groups; ++g) {
     const uint8_t* chunk = b.chunks_of(g);
-    const float* scale = b.scales_of(g);
     for (std::size_t k = 0; k < group_size; ++k) {
       const std::size_t c = k / per_chunk;
       float* row = out + (g * group_size + k) * kBlockRows;
       for (std::size_t r = 0; r < kBlockRows; r += lanes) {
         const VI bytes = hn::LoadU(di, reinterpret_cast<const int32_t*>(chunk + c * kChunkBytes) + r);
         const VI fields = b.four_bit ? SignedFields<true>(bytes) : SignedFields<false>(bytes);
-        const VI w = FieldAt(fields, b.four_bit, k % per_chunk);
-        hn::StoreU(hn::Mul(hn::ConvertTo(df, w), hn::LoadU(df, scale + r)), df, row + r);
+        hn::StoreU(hn::ConvertTo(df, FieldAt(fields, b.four_bit, k % per_chunk)), df, row + r);
       }
     }
   }
 }
 
-// M tokens (x rows `stride` apart) against a dequantized block [K][kBlockRows]:
-// out [M][kBlockRows], each lane's chain in k order, M * kRowVectors chains
-// interleaved.
+// sum[m][v] += fl32(x[m * stride] * w[v lanes]): one element of M tokens.
 template <std::size_t M>
-void FloatTile(const float* w, std::size_t in, const float* x, std::size_t stride, const float* bias, float* out) {
+HWY_INLINE void FloatStep(const float* w, const float* x, std::size_t stride, VF (&sum)[M][kRowVectors]) {
+  const DF df;
+  VF wk[kRowVectors];
+  for (std::size_t v = 0; v < kRowVectors; ++v) wk[v] = hn::LoadU(df, w + v * hn::Lanes(df));
+  for (std::size_t m = 0; m < M; ++m) {
+    const VF xm = hn::Set(df, x[m * stride]);
+    for (std::size_t v = 0; v < kRowVectors; ++v) sum[m][v] = hn::Add(sum[m][v], hn::Mul(xm, wk[v]));
+  }
+}
+
+// M tokens (x rows `stride` apart) against the block's integer weights
+// w [K][kBlockRows]: out [M][kBlockRows]. Per group, M * kRowVectors
+// chains interleaved, then scaled into the output's chains, which wait in
+// `out` between groups (the group's chains have the registers).
+template <std::size_t M>
+void FloatTile(const BlockView& b, const float* w, std::size_t group_size, const float* x, std::size_t stride,
+               const float* bias, float* out) {
   const DF df;
   const std::size_t lanes = hn::Lanes(df);
-  VF acc[M][kRowVectors];
-  for (std::size_t m = 0; m < M; ++m)
-    for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Zero(df);
-  for (std::size_t k = 0; k < in; ++k, w += kBlockRows) {
-    VF wk[kRowVectors];
-    for (std::size_t v = 0; v < kRowVectors; ++v) wk[v] = hn::LoadU(df, w + v * lanes);
-    for (std::size_t m = 0; m < M; ++m) {
-      const VF xm = hn::Set(df, x[m * stride + k]);
-      for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Add(acc[m][v], hn::Mul(xm, wk[v]));
+  for (std::size_t i = 0; i < M * kBlockRows; i += lanes) hn::StoreU(hn::Zero(df), df, out + i);
+  for (std::size_t g = 0; g < b.groups; ++g) {
+    VF sum[M][kRowVectors];
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t v = 0; v < kRowVectors; ++v) sum[m][v] = hn::Zero(df);
+    const float* xg = x + g * group_size;
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < group_size; ++i) FloatStep<M>(w + i * kBlockRows, xg + i, stride, sum);
+    w += group_size * kBlockRows;
+    for (std::size_t v = 0; v < kRowVectors; ++v) {
+      const VF scale = hn::LoadU(df, b.scales_of(g) + v * lanes);
+      for (std::size_t m = 0; m < M; ++m) {
+        float* acc = out + m * kBlockRows + v * lanes;
+        hn::StoreU(hn::Add(hn::LoadU(df, acc), hn::Mul(sum[m][v], scale)), df, acc);
+      }
     }
   }
-  FinishTokens<M>(acc, nullptr, bias, out);
+  if (bias == nullptr) return;
+  for (std::size_t m = 0; m < M; ++m)
+    for (std::size_t r = 0; r < kBlockRows; r += lanes) {
+      float* y = out + m * kBlockRows + r;
+      hn::StoreU(hn::Add(hn::LoadU(df, y), hn::LoadU(df, bias + r)), df, y);
+    }
 }
 
 template <std::size_t M>
-void FloatTokens(const float* w, std::size_t in, const float* x, std::size_t count, const float* bias, float* out) {
-  for (; count >= M; count -= M, x += M * in, out += M * kBlockRows) FloatTile<M>(w, in, x, in, bias, out);
+void FloatTokens(const BlockView& b, const float* w, std::size_t group_size, const float* x, std::size_t count,
+                 const float* bias, float* out) {
+  const std::size_t in = b.groups * group_size;
+  for (; count >= M; count -= M, x += M * in, out += M * kBlockRows) FloatTile<M>(b, w, group_size, x, in, bias, out);
   if constexpr (M > 1)
-    if (count > 0) FloatTokens<M - 1>(w, in, x, count, bias, out);
+    if (count > 0) FloatTokens<M - 1>(b, w, group_size, x, count, bias, out);
 }
 
-// out [count][kBlockRows] for `count` tokens of x [count][in].
-void FloatBlock(const float* w, std::size_t in, const float* x, std::size_t count, const float* bias, float* out) {
-  FloatTokens<kFloatTile>(w, in, x, count, bias, out);
+// out [count][kBlockRows] for `count` tokens of x [count][K].
+void FloatBlock(const BlockView& b, const float* weights, std::size_t group_size, const float* x, std::size_t count,
+                const float* bias, float* out) {
+  FloatTokens<kFloatTile>(b, weights, group_size, x, count, bias, out);
 }
 
-// One token against B blocks, dequantizing from the packed bytes as it
-// goes: out [B][kBlockRows], B * kRowVectors chains interleaved.
+// AVX-512 has a 16-entry float table lookup by the low 4 bits of each lane
+// (vpermps): a 4-bit weight's product with x is entry w + 8 of the table
+// fl32(x * (j - 8)), j < 16, one multiply per element shared by all blocks;
+// the same values every other target computes as fl32(x * fl32(w)).
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define ET_OPS_LOWBIT_PRODUCT_TABLE 1
+#else
+#undef ET_OPS_LOWBIT_PRODUCT_TABLE
+#endif
+
+// One token against B blocks, reading the weights from the packed bytes
+// as it goes: out [B][kBlockRows], B * kRowVectors chains interleaved. The
+// chains live in Run's local arrays (held in registers: members would be
+// stored back at every step, since a float load of x might read them).
 template <bool kFourBit, std::size_t B>
 struct DecodeTile {
   static constexpr std::size_t kPerChunk = kFourBit ? 8 : 4;
-  VF acc[B][kRowVectors];
-  VF scale[B][kRowVectors];
-  VI fields[B][kRowVectors];
-
-  // One k: acc = fl32(acc + fl32(x * fl32(fl32(w) * scale))).
-  HWY_INLINE void Step(std::size_t j, std::size_t v, VI w, VF x) {
-    const VF dequantized = hn::Mul(hn::ConvertTo(DF(), w), scale[j][v]);
-    acc[j][v] = hn::Add(acc[j][v], hn::Mul(x, dequantized));
-  }
+#ifdef ET_OPS_LOWBIT_PRODUCT_TABLE
+  static constexpr bool kTable = kFourBit;
+#else
+  static constexpr bool kTable = false;
+#endif
+  using Sums = VF[B][kRowVectors];
+  using Fields = VI[B][kRowVectors];  // a chunk's bytes: signed fields, or as stored for the table
 
   template <std::size_t kWithin>
-  HWY_INLINE void Element(float x) {
-    const VF xv = hn::Set(DF(), x);
+  static HWY_INLINE void Element(float x, const Fields& fields, Sums& sum) {
+    const DF df;
+    const VF xv = hn::Set(df, x);
+#ifdef ET_OPS_LOWBIT_PRODUCT_TABLE
+    if constexpr (kTable) {
+      const VF table = hn::Mul(xv, hn::Sub(hn::Iota(df, 0.0f), hn::Set(df, 8.0f)));
+      for (std::size_t j = 0; j < B; ++j)
+        for (std::size_t v = 0; v < kRowVectors; ++v) {
+          const VI index = hn::ShiftRight<FieldBit(true, kWithin)>(fields[j][v]);
+          sum[j][v] = hn::Add(sum[j][v], VF{_mm512_maskz_permutexvar_ps(0xFFFF, index.raw, table.raw)});
+        }
+      return;
+    }
+#endif
     for (std::size_t j = 0; j < B; ++j)
-      for (std::size_t v = 0; v < kRowVectors; ++v) Step(j, v, FieldAt<kFourBit, kWithin>(fields[j][v]), xv);
+      for (std::size_t v = 0; v < kRowVectors; ++v)
+        sum[j][v] = hn::Add(sum[j][v], hn::Mul(xv, hn::ConvertTo(df, FieldAt<kFourBit, kWithin>(fields[j][v]))));
   }
 
   template <std::size_t... kWithin>
-  HWY_INLINE void Chunk(const float* x, std::index_sequence<kWithin...>) {
-    (Element<kWithin>(x[kWithin]), ...);
+  static HWY_INLINE void Chunk(const float* x, const Fields& fields, Sums& sum, std::index_sequence<kWithin...>) {
+    float xs[kPerChunk];
+    std::memcpy(xs, x, sizeof xs);
+    (Element<kWithin>(xs[kWithin], fields, sum), ...);
   }
 
   // The first `count` elements of a group's last, part-filled chunk.
-  HWY_INLINE void Tail(const float* x, std::size_t count) {
+  static HWY_INLINE void Tail(const float* x, std::size_t count, const Fields& fields, Sums& sum) {
+    const DF df;
     for (std::size_t i = 0; i < count; ++i) {
-      const VF xv = hn::Set(DF(), x[i]);
+      const VF xv = hn::Set(df, x[i]);
       for (std::size_t j = 0; j < B; ++j)
-        for (std::size_t v = 0; v < kRowVectors; ++v) Step(j, v, FieldAt(fields[j][v], kFourBit, i), xv);
+        for (std::size_t v = 0; v < kRowVectors; ++v) {
+          const VI field = FieldAt(kTable ? SignedFields<kFourBit>(fields[j][v]) : fields[j][v], kFourBit, i);
+          sum[j][v] = hn::Add(sum[j][v], hn::Mul(xv, hn::ConvertTo(df, field)));
+        }
     }
   }
 
-  HWY_INLINE void LoadChunk(const BlockView* b, std::size_t g, std::size_t c) {
+  static HWY_INLINE void LoadChunk(const BlockView* b, std::size_t g, std::size_t c, Fields& fields) {
     const DI di;
     for (std::size_t j = 0; j < B; ++j)
-      for (std::size_t v = 0; v < kRowVectors; ++v)
-        fields[j][v] = SignedFields<kFourBit>(hn::LoadU(
-            di, reinterpret_cast<const int32_t*>(b[j].chunks_of(g) + c * kChunkBytes) + v * hn::Lanes(di)));
+      for (std::size_t v = 0; v < kRowVectors; ++v) {
+        const VI bytes =
+            hn::LoadU(di, reinterpret_cast<const int32_t*>(b[j].chunks_of(g) + c * kChunkBytes) + v * hn::Lanes(di));
+        fields[j][v] = kTable ? bytes : SignedFields<kFourBit>(bytes);
+      }
   }
 
-  void Run(const BlockView* b, std::size_t group_size, const float* x, float* out) {
+  static void Run(const BlockView* b, std::size_t group_size, const float* x, float* out) {
     const DF df;
     const std::size_t lanes = hn::Lanes(df);
+    Sums acc, sum;
+    Fields fields;
     for (std::size_t j = 0; j < B; ++j)
       for (std::size_t v = 0; v < kRowVectors; ++v) acc[j][v] = hn::Zero(df);
     const std::size_t full = group_size / kPerChunk, rest = group_size % kPerChunk;
     for (std::size_t g = 0; g < b[0].groups; ++g, x += group_size) {
       for (std::size_t j = 0; j < B; ++j) {
         PrefetchRecord(b[j], b[j].chunks_of(g));
-        for (std::size_t v = 0; v < kRowVectors; ++v) scale[j][v] = hn::LoadU(df, b[j].scales_of(g) + v * lanes);
+        for (std::size_t v = 0; v < kRowVectors; ++v) sum[j][v] = hn::Zero(df);
       }
       for (std::size_t c = 0; c < full; ++c) {
-        LoadChunk(b, g, c);
-        Chunk(x + c * kPerChunk, std::make_index_sequence<kPerChunk>());
+        LoadChunk(b, g, c, fields);
+        Chunk(x + c * kPerChunk, fields, sum, std::make_index_sequence<kPerChunk>());
       }
       if (rest > 0) {
-        LoadChunk(b, g, full);
-        Tail(x + full * kPerChunk, rest);
+        LoadChunk(b, g, full, fields);
+        Tail(x + full * kPerChunk, rest, fields, sum);
       }
+      for (std::size_t j = 0; j < B; ++j)
+        for (std::size_t v = 0; v < kRowVectors; ++v)
+          acc[j][v] = hn::Add(acc[j][v], hn::Mul(sum[j][v], hn::LoadU(df, b[j].scales_of(g) + v * lanes)));
     }
     for (std::size_t j = 0; j < B; ++j)
       for (std::size_t v = 0; v < kRowVectors; ++v) {
@@ -538,7 +573,7 @@ struct DecodeTile {
 
 template <bool kFourBit, std::size_t B>
 void DecodeBlocks(const BlockView* b, std::size_t count, std::size_t group_size, const float* x, float* out) {
-  for (; count >= B; count -= B, b += B, out += B * kBlockRows) DecodeTile<kFourBit, B>().Run(b, group_size, x, out);
+  for (; count >= B; count -= B, b += B, out += B * kBlockRows) DecodeTile<kFourBit, B>::Run(b, group_size, x, out);
   if constexpr (B > 1)
     if (count > 0) DecodeBlocks<kFourBit, B - 1>(b, count, group_size, x, out);
 }
@@ -546,8 +581,8 @@ void DecodeBlocks(const BlockView* b, std::size_t count, std::size_t group_size,
 // One token x [K] against `count` blocks: out [count][kBlockRows].
 void FloatDecode(const BlockView* b, std::size_t count, std::size_t group_size, const float* x, float* out) {
   if (count == 0) return;
-  if (b[0].four_bit) return DecodeBlocks<true, kBlockTile>(b, count, group_size, x, out);
-  DecodeBlocks<false, kBlockTile>(b, count, group_size, x, out);
+  if (b[0].four_bit) return DecodeBlocks<true, kBlockTile4>(b, count, group_size, x, out);
+  DecodeBlocks<false, kBlockTile8>(b, count, group_size, x, out);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -558,26 +593,25 @@ void FloatDecode(const BlockView* b, std::size_t count, std::size_t group_size, 
 namespace et_ops::kernels::quantized::lowbit {
 
 HWY_EXPORT(DynamicBlock);
-HWY_EXPORT(DequantizeBlock);
+HWY_EXPORT(IntegerWeights);
 HWY_EXPORT(FloatBlock);
 HWY_EXPORT(FloatDecode);
 
-void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, int32_t* weight_sums,
-                   float* out) {
-  HWY_DYNAMIC_DISPATCH(DynamicBlock)(block, tokens, count, weight_sums, out);
+void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out) {
+  HWY_DYNAMIC_DISPATCH(DynamicBlock)(block, tokens, count, out);
 }
 
 void float_decode(const BlockView* blocks, std::size_t count, std::size_t group_size, const float* x, float* out) {
   HWY_DYNAMIC_DISPATCH(FloatDecode)(blocks, count, group_size, x, out);
 }
 
-void dequantize_block(const BlockView& block, std::size_t group_size, float* out) {
-  HWY_DYNAMIC_DISPATCH(DequantizeBlock)(block, group_size, out);
+void integer_weights(const BlockView& block, std::size_t group_size, float* out) {
+  HWY_DYNAMIC_DISPATCH(IntegerWeights)(block, group_size, out);
 }
 
-void float_block(const float* weights, std::size_t in, const float* x, std::size_t count, const float* bias,
-                 float* out) {
-  HWY_DYNAMIC_DISPATCH(FloatBlock)(weights, in, x, count, bias, out);
+void float_block(const BlockView& block, const float* weights, std::size_t group_size, const float* x,
+                 std::size_t count, const float* bias, float* out) {
+  HWY_DYNAMIC_DISPATCH(FloatBlock)(block, weights, group_size, x, count, bias, out);
 }
 
 }  // namespace et_ops::kernels::quantized::lowbit

@@ -2,6 +2,7 @@
 #include "lowbit_layout.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -72,7 +73,9 @@ PackedWeights pack_weights(const Geometry& g, const uint8_t* weight, const float
   const std::size_t record = record_bytes(g), weight_bytes = g.chunks * kChunkBytes;
   const std::size_t total = g.blocks * g.groups * record;
   p.records = hwy::AllocateAligned<uint8_t>(std::max<std::size_t>(total, 1));
-  if (!p.records) throw std::bad_alloc();
+  p.scaled_sums = hwy::AllocateAligned<float>(g.blocks * kBlockRows);
+  if (!p.records || !p.scaled_sums) throw std::bad_alloc();
+  std::fill(p.scaled_sums.get(), p.scaled_sums.get() + g.blocks * kBlockRows, 0.0f);
   std::vector<int> values(g.padded_group, 0);  // zero weights in the padding and past N
   for (std::size_t b = 0; b < g.blocks; ++b)
     for (std::size_t grp = 0; grp < g.groups; ++grp) {
@@ -85,7 +88,12 @@ PackedWeights pack_weights(const Geometry& g, const uint8_t* weight, const float
         else
           std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(g.group_size), 0);
         pack_row(g, values.data(), r, at);
-        if (n < g.out) block_scales[r] = scales[n * g.groups + grp];
+        if (n >= g.out) continue;
+        block_scales[r] = scales[n * g.groups + grp];
+        int64_t sum = 0;  // at most 128 * 65536 in magnitude: exact in float32
+        for (std::size_t i = 0; i < g.group_size; ++i) sum += values[i];
+        float& c = p.scaled_sums[b * kBlockRows + r];
+        c = c + static_cast<float>(sum) * block_scales[r];
       }
       std::memcpy(at + weight_bytes, block_scales, sizeof block_scales);
     }
@@ -94,8 +102,8 @@ PackedWeights pack_weights(const Geometry& g, const uint8_t* weight, const float
 
 BlockView block_view(const PackedWeights& p, std::size_t block, const float* bias) {
   const Geometry& g = p.geometry;
-  return {p.records.get() + block * g.groups * record_bytes(g), bias, g.groups, g.chunks, g.padded_group,
-          record_bytes(g), g.four_bit};
+  return {p.records.get() + block * g.groups * record_bytes(g), p.scaled_sums.get() + block * kBlockRows, bias,
+          g.groups, g.chunks, g.padded_group, record_bytes(g), g.four_bit};
 }
 
 }  // namespace et_ops::kernels::quantized::lowbit

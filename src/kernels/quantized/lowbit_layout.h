@@ -15,12 +15,14 @@
 // bound by the bytes it reads). Rows past N are zero weights.
 //
 // For an int8 token q with zero point z (activations padded with zeros
-// like the weights, P = padded_group), the exact integer group sum of the
-// reference is
-//   sum (q - z) * w = sum q * (w + off) - z * sum (w + off)
-//                     - off * (sum q - z * P),
-// off = 8 or 128: u8 x s8 products, what vpdpbusd / vpmaddubsw multiply;
-// the kernels sum the stored bytes w + off as they read them.
+// like the weights), the exact integer product of group g is
+//   P_g = sum q * w = sum q * (w + off) - off * sum q,
+// off = 8 or 128: u8 x s8 products, what vpdpbusd / vpmaddubsw multiply.
+// The zero point's term, z * sum over g of the scaled weight sums
+// fl32(W_g * scale_g) (W_g = sum of the row's weights over g), does not
+// depend on the token but through z: each block keeps those sums per row
+// (`scaled_sums`), made when the layout is, so the kernels never add up
+// weights.
 #ifndef ET_OPS_SRC_KERNELS_QUANTIZED_LOWBIT_LAYOUT_H
 #define ET_OPS_SRC_KERNELS_QUANTIZED_LOWBIT_LAYOUT_H
 
@@ -55,6 +57,9 @@ inline std::size_t record_bytes(const Geometry& g) { return g.chunks * kChunkByt
 struct PackedWeights {
   Geometry geometry;
   hwy::AlignedFreeUniquePtr<uint8_t[]> records;  // [blocks][groups][record_bytes], cache-line aligned
+  // [blocks][kBlockRows]: per row, C = 0; for g ascending:
+  // C = fl32(C + fl32(fl32(W_g) * scale_g)); zero past N.
+  hwy::AlignedFreeUniquePtr<float[]> scaled_sums;
 };
 
 // weight: int4 [N, K/2] in embedding_4bit's layout (even element in the high
@@ -63,8 +68,9 @@ PackedWeights pack_weights(const Geometry& geometry, const uint8_t* weight, cons
 
 // One block's part of the packed weights.
 struct BlockView {
-  const uint8_t* records;  // [groups][record_bytes]
-  const float* bias;       // kBlockRows values, or null
+  const uint8_t* records;      // [groups][record_bytes]
+  const float* scaled_sums;    // kBlockRows values (PackedWeights::scaled_sums)
+  const float* bias;           // kBlockRows values, or null
   std::size_t groups, chunks, padded_group, record_bytes;
   bool four_bit;
 
@@ -90,25 +96,25 @@ struct TokenView {
 };
 
 // out[i][r], i < count, r < kBlockRows: the documented chain of block row r
-// for token i: acc = 0; for g ascending: acc = fl32(acc + fl32(fl32(isum_g)
-// * scale_g)); fl32(acc * token scale), then fl32(+ block.bias[r]).
-// weight_sums: scratch of block.groups * kBlockRows values (several
-// tokens share a group's sums of weights).
-void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, int32_t* weight_sums,
-                   float* out);
+// for token i: acc = 0; for g ascending: acc = fl32(acc + fl32(fl32(P_g) *
+// scale_g)); then fl32(fl32(acc - fl32(fl32(z) * C)) * token scale), then
+// fl32(+ block.bias[r]) (C: the row's scaled_sums).
+void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out);
 
-// The block's weights as float32 [K][kBlockRows]: fl32(fl32(w) * scale).
-void dequantize_block(const BlockView& block, std::size_t group_size, float* out);
+// The block's weights as float32 [K][kBlockRows], unscaled: fl32(w).
+void integer_weights(const BlockView& block, std::size_t group_size, float* out);
 
-// out[i][r] = fl32 chain of x[i][k] * weights[k][r] added for k ascending
-// from 0, then + bias[r] (bias may be null), for the `count` tokens of
-// x [count][in].
-void float_block(const float* weights, std::size_t in, const float* x, std::size_t count, const float* bias,
-                 float* out);
+// The weight-only chain of block row r for each of the `count` tokens of
+// x [count][in], from the block's integer weights [K][kBlockRows]: per
+// group g, S = 0; S = fl32(S + fl32(x[k] * w[k][r])) for k ascending over
+// the group; acc = fl32(acc + fl32(S * scale_g)) for g ascending from
+// acc = 0; then fl32(acc + bias[r]) (bias may be null). out [count][kBlockRows].
+void float_block(const BlockView& block, const float* weights, std::size_t group_size, const float* x,
+                 std::size_t count, const float* bias, float* out);
 
 // The same chain for one token x [K] against `count` blocks, the weights
-// dequantized from their packed bytes as it goes (each block's bias its
-// own): out [count][kBlockRows].
+// read from their packed bytes as it goes (each block's bias its own):
+// out [count][kBlockRows].
 void float_decode(const BlockView* blocks, std::size_t count, std::size_t group_size, const float* x, float* out);
 
 }  // namespace et_ops::kernels::quantized::lowbit

@@ -9,14 +9,17 @@
 // times int4 group-wise or int8 per-channel symmetric weights in integers,
 // the fusion of quantize -> dequantize_per_token -> dequantize weights ->
 // linear. Per token t (scale s_t, zero point z_t, values q) and channel n:
-//   isum_g = sum over group g of (q[k] - z_t) * w[n][k]       (exact, int32)
-//   acc    = 0; for g ascending: acc = fl32(acc + fl32(fl32(isum_g) * ws[n][g]))
-//   out    = fl32(acc * s_t), then fl32(out + bias[n]) with a bias.
+//   P_g = sum over group g of q[k] * w[n][k]                    (exact, int32)
+//   acc = 0; for g ascending: acc = fl32(acc + fl32(fl32(P_g) * ws[n][g]))
+//   C_n = 0; for g ascending: C_n = fl32(C_n + fl32(fl32(W_g) * ws[n][g]))
+//         (W_g the sum of the row's weights over g; made when the layout is)
+//   out = fl32(fl32(acc - fl32(fl32(z_t) * C_n)) * s_t), then fl32(out + bias[n]).
 //
 // et_quantized::linear_int4.out / linear_int8.out: float32 activations
-// times the weights as the reference dequantizes them, fl32(fl32(w) * ws):
-//   out = x[0] * wd[n][0] + x[1] * wd[n][1] + ... (fl32 each step, k
-//   ascending), then fl32(out + bias[n]).
+// times the integer weights, each group's sum scaled by its scale:
+//   S_g = 0; S_g = fl32(S_g + fl32(x[k] * fl32(w[n][k]))) for k ascending in g
+//   acc = 0; for g ascending: acc = fl32(acc + fl32(S_g * ws[n][g]))
+//   out = fl32(acc + bias[n]).
 // One order for every target and thread count, so the same bytes everywhere.
 #include <pthreadpool.h>
 
@@ -213,20 +216,20 @@ void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
     tokens.push_back({a.q.data() + t * g.groups * g.padded_group, a.qsums.data() + t * g.groups,
                       static_cast<int32_t>(a.zero_points[t]), static_cast<float>(a.scales[t])});
   std::vector<float> values(std::min(p.tokens, kBatch) * kBlockRows);
-  std::vector<int32_t> weight_sums(g.groups * kBlockRows);
   float bias[kBlockRows];
   for (std::size_t b = first; b < end; ++b) {
     const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, block_bias(p, b, bias));
     for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
       const std::size_t count = std::min(kBatch, p.tokens - t0);
-      lowbit::dynamic_block(block, tokens.data() + t0, count, weight_sums.data(), values.data());
+      lowbit::dynamic_block(block, tokens.data() + t0, count, values.data());
       for (std::size_t i = 0; i < count; ++i) store_rows(p, b, t0 + i, values.data() + i * kBlockRows);
     }
   }
 }
 
-// Up to this many tokens, the weight-only kernel dequantizes as it goes,
-// token by token; more tokens share a block's dequantized floats.
+// Up to this many tokens, the weight-only kernel reads the packed weights
+// as it goes, token by token; more tokens share a block's weights
+// converted to floats once.
 constexpr std::size_t kDecodeTokens = 2;
 
 void float_decode_blocks(const Product& p, std::size_t first, std::size_t end) {
@@ -246,15 +249,15 @@ void float_decode_blocks(const Product& p, std::size_t first, std::size_t end) {
 void float_blocks(const Product& p, std::size_t first, std::size_t end) {
   if (p.tokens <= kDecodeTokens) return float_decode_blocks(p, first, end);
   const lowbit::Geometry& g = p.state->weights.geometry;
-  std::vector<float> dequantized(g.in * kBlockRows), values(std::min(p.tokens, kBatch) * kBlockRows);
+  std::vector<float> weights(g.in * kBlockRows), values(std::min(p.tokens, kBatch) * kBlockRows);
   float bias[kBlockRows];
   for (std::size_t b = first; b < end; ++b) {
     const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, nullptr);
-    lowbit::dequantize_block(block, g.group_size, dequantized.data());
+    lowbit::integer_weights(block, g.group_size, weights.data());
     const float* padded_bias = block_bias(p, b, bias);
     for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
       const std::size_t count = std::min(kBatch, p.tokens - t0);
-      lowbit::float_block(dequantized.data(), g.in, p.x + t0 * g.in, count, padded_bias, values.data());
+      lowbit::float_block(block, weights.data(), g.group_size, p.x + t0 * g.in, count, padded_bias, values.data());
       for (std::size_t i = 0; i < count; ++i) store_rows(p, b, t0 + i, values.data() + i * kBlockRows);
     }
   }
