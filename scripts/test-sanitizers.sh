@@ -9,8 +9,7 @@
 #       abort_on_error), LeakSanitizer checks every test process at exit.
 #    b. the tests that load the instrumented libraries into Python (suite
 #       'python': the extension module's tests, custom_kernels, the ctypes
-#       torch_crosscheck; and embedded_python, a C++ host embedding
-#       CPython) with gcc's ASan and UBSan runtimes LD_PRELOADed into
+#       torch_crosscheck) with gcc's ASan and UBSan runtimes LD_PRELOADed into
 #       /usr/bin/python3, which is not instrumented: the ASan runtime must
 #       be the first library the process loads. The children these tests
 #       start (et-ops, python3 -m et_ops.export) inherit the runtimes.
@@ -38,6 +37,17 @@
 #         of ours they run, loading and running exported programs on the
 #         portable, quantized and xnnpack kernels, the tests that do run
 #         here run too, on smaller programs.
+#       - python_xnnpack_backend (59 s) and python_language_model (52 s):
+#         torchvision's and a decoder's whole models, each tested once at
+#         full size in the normal run; the loader, the run states and the
+#         kernels they reach run here on small programs (python_module,
+#         python_lowbit_fusion, python_attention_fusion, the runtime and
+#         kernel suites of step a).
+#       - embedded_python: its two plugins are whole copies of the quantized
+#         kernels, which this build would compile twice more (over four
+#         minutes of compile time); what it checks of the registry (copies
+#         deduplicated or rejected, by fingerprint) the registry suite's
+#         kernel-library copies check in step a.
 # 2. ThreadSanitizer (gcc): the tests that run threads at once: registry
 #    lookups against registration and unregistration, and one program run
 #    from several threads (the runtime's test kernels, and the example
@@ -100,8 +110,9 @@ start=$SECONDS
 # The runtimes of the compiler that built $asan_build (Meson's default, c++).
 preload=$("${CXX:-c++}" -print-file-name=libasan.so):$("${CXX:-c++}" -print-file-name=libubsan.so)
 # Step b's tests: every test of suite python but those left out above.
-excluded=(python_docs python_install python_exporter python_transformers python_examples python_numerics)
-mapfile -t python_tests < <(meson test -C "$asan_build" --list --suite python --suite embedded_python 2>/dev/null |
+excluded=(python_docs python_install python_exporter python_transformers python_examples python_numerics
+          python_xnnpack_backend python_language_model)
+mapfile -t python_tests < <(meson test -C "$asan_build" --list --suite python 2>/dev/null |
                             sed -n 's|^et_ops:.* / ||p' | grep -vxF -f <(printf '%s\n' "${excluded[@]}"))
 if [ "${#python_tests[@]}" -eq 0 ]; then
   echo "no Python tests in $asan_build: is it configured with -Dpython=true?" >&2
