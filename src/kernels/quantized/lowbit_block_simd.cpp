@@ -464,8 +464,10 @@ void FloatBlock(const BlockView& b, const float* weights, std::size_t group_size
 
 // AVX-512 has a 16-entry float table lookup by the low 4 bits of each lane
 // (vpermps): a 4-bit weight's product with x is entry w + 8 of the table
-// fl32(x * (j - 8)), j < 16, one multiply per element shared by all blocks;
-// the same values every other target computes as fl32(x * fl32(w)).
+// fl32(x * (j - 8)), j < 16, one multiply per element for a block's 16
+// rows; the same values every other target computes as fl32(x * fl32(w)).
+// (The zero-masking form of the intrinsic: GCC 12 warns that the plain
+// one's undefined pass-through operand may be used uninitialised.)
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 #define ET_OPS_LOWBIT_PRODUCT_TABLE 1
 #else
