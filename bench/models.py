@@ -111,12 +111,15 @@ for threads in (1, 2):
         run()
         samples.append((time.perf_counter() - start) * 1e3)
     times[threads] = statistics.median(samples)
-print(json.dumps(times))
+_, records = program.run(inputs, profile=True)
+conversions = sum(r["op"] == "et_xnnpack::convert_layout.out" for r in records)
+print(json.dumps({"times": times, "layout_conversions": conversions}))
 """
 
 
 def time_xnnpack_program(path, x, runs, workdir):
-    """{threads: median ms} and the output on one thread, run in a process without torch."""
+    """{threads: median ms}, the output on one thread and the count of layout conversions a run makes, run in a
+    process without torch."""
     input_path = os.path.join(workdir, "input.npy")
     np.save(input_path, x.numpy())
     out_prefix = os.path.join(workdir, "xnnpack_output_")
@@ -124,11 +127,12 @@ def time_xnnpack_program(path, x, runs, workdir):
                            capture_output=True, text=True, check=False)
     if child.returncode != 0:
         raise SystemExit(f"timing {path} failed:\n{child.stderr}")
-    times = {int(k): v for k, v in json.loads(child.stdout).items()}
+    result = json.loads(child.stdout)
+    times = {int(k): v for k, v in result["times"].items()}
     one, two = (np.load(f"{out_prefix}{t}.npy") for t in (1, 2))
     if not np.array_equal(one, two):
         raise SystemExit(f"{path}: the xnnpack program's output on 2 threads differs from one thread's")
-    return times, one
+    return times, one, result["layout_conversions"]
 
 
 def normal(shape, seed):
@@ -180,13 +184,13 @@ def measure(name, size, runs, workdir, mapping=None):
     optimized = ex.export(reference, (x,), name=name, backend="xnnpack")
     optimized_path = os.path.join(workdir, name + "_xnnpack.etp")
     optimized.save(optimized_path)
-    times, fast_output = time_xnnpack_program(optimized_path, x, runs, workdir)
+    times, fast_output, conversions = time_xnnpack_program(optimized_path, x, runs, workdir)
     for threads in (1, 2):
         rows.append((f"et_ops xnnpack, {threads} thread{'s' if threads > 1 else ''}", times[threads],
                      export_contract.distance(fast_output, reference_output, step)))
     return {"model": name, "input": list(shape), "mapping": mapping or "qnnpack", "float_error": float_error,
             "program_bytes": len(program.to_bytes()),
-            "xnnpack_program_bytes": len(optimized.to_bytes()),
+            "xnnpack_program_bytes": len(optimized.to_bytes()), "xnnpack_layout_conversions": conversions,
             "rows": [{"what": what, "ms": ms, "distance": None if d is None else str(d)} for what, ms, d in rows]}
 
 
@@ -211,7 +215,8 @@ def main():
             results.append(result)
             eager = result["rows"][0]["ms"]
             print(f"\n{name}, input {result['input']}; programs {result['program_bytes']} bytes (reference), "
-                  f"{result['xnnpack_program_bytes']} bytes (xnnpack)")
+                  f"{result['xnnpack_program_bytes']} bytes (xnnpack, {result['xnnpack_layout_conversions']} layout "
+                  f"conversion{'' if result['xnnpack_layout_conversions'] == 1 else 's'} a run)")
             print(f"  et_ops programs from the {result['mapping']} mapping; its reference quantized model is "
                   f"{100 * result['float_error']:.2f} % from the float model (mean |difference| / mean |float|)")
             print(f"  {'':40} {'ms':>9} {'vs eager':>9}  distance from its reference model")
