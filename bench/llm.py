@@ -72,6 +72,7 @@ if _isa_of(sys.argv) == "avx2":  # before torch and the kernels load
     os.environ.update(ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2", ET_OPS_SIMD_MAX_ISA="avx2")
 
 import argparse
+import contextlib
 import copy
 import json
 import subprocess
@@ -159,6 +160,37 @@ def torch_generate(model, prompt, new, threads):
             token = int(logits[0, -1].argmax())
         decode = time.perf_counter() - start
     return prefill, decode, new - 1
+
+
+REDUCE_RANGE_WARNING = "qnnpack incorrectly ignores reduce_range"
+
+
+@contextlib.contextmanager
+def reduce_range_warnings_counted():
+    """PyTorch's qnnpack engine logs a warning on every dynamic linear call
+    (its modules ask for reduce_range, which qnnpack ignores): tens of
+    thousands of lines a model. Keep the process's stderr for the span,
+    count that warning once and pass every other line through."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            lines = captured.read().decode(errors="replace").splitlines()
+            others = [line for line in lines if REDUCE_RANGE_WARNING not in line
+                      and "Logging before InitGoogleLogging" not in line]
+            for line in others:
+                print(line, file=sys.stderr)
+            warned = sum(REDUCE_RANGE_WARNING in line for line in lines)
+            if warned:
+                print(f"  (PyTorch warned {warned} times that {REDUCE_RANGE_WARNING}: "
+                      "its numerics are those of reduce_range=False)", file=sys.stderr, flush=True)
 
 
 def best(runs, measure):
@@ -266,7 +298,8 @@ def measure_model(shape, args, directory, et_ops_tool):
         torch.backends.quantized.engine = engine
         quantized = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {nn.Linear}, dtype=torch.qint8)
         for threads in args.threads:
-            prefill, decode, steps = best(args.runs, lambda: torch_generate(quantized, prompt, args.new, threads))
+            with reduce_range_warnings_counted():
+                prefill, decode, steps = best(args.runs, lambda: torch_generate(quantized, prompt, args.new, threads))
             rows.append(dict(system=f"PyTorch quantize_dynamic int8, {engine}", threads=threads,
                              prefill=args.prompt / prefill, decode=steps / decode))
             print(f"  {rows[-1]['system']}, {threads} thread(s): prefill {rows[-1]['prefill']:.1f} tok/s, "
