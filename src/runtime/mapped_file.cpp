@@ -44,6 +44,16 @@ MappedFile MappedFile::open(const std::string& path) {
   return file;
 }
 
+void MappedFile::release_pages(const uint8_t* begin, std::size_t size) const {
+  if (data_ == nullptr || begin < data_ || begin > data_ + size_ || size > static_cast<std::size_t>(data_ + size_ - begin))
+    return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(begin) + size) / page * page;
+  // A failure leaves the pages resident, which changes no byte: not an error.
+  if (first < end) (void)::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

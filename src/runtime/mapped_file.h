@@ -24,6 +24,12 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   std::size_t size() const { return size_; }
 
+  // Drops this process's pages of the whole pages inside [begin, begin +
+  // size) (madvise MADV_DONTNEED): they leave its resident set, the page
+  // cache keeps them, and a later read faults them back in from the file
+  // with the same bytes. Nothing outside the mapping is touched.
+  void release_pages(const uint8_t* begin, std::size_t size) const;
+
  private:
   const uint8_t* data_ = nullptr;
   std::size_t size_ = 0;

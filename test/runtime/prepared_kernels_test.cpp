@@ -4,8 +4,11 @@
 // and the run state's threads; a prepare failure is a load error naming the
 // instruction; the record's plain function still works alone; profiles
 // name the instruction's operator and kernel library; a plain kernel sees
-// the run state's environment through its context.
+// the run state's environment through its context; the mapped pages of
+// constants only prepared kernels read leave the resident set after load.
 #include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -26,6 +29,7 @@ using et_ops::RunEnvironment;
 using et_ops::TensorRef;
 
 std::atomic<int> prepares{0}, instances{0}, releases{0};
+const float* last_prepared_weights = nullptr;  // where prepare_sum last saw its constant
 
 // out[i] = self[i] * (sum of the constant weights) + the run state's run count.
 struct SumState {
@@ -47,6 +51,7 @@ std::unique_ptr<SumState> prepare_sum(KernelContext& ctx, TensorRef self, Tensor
     ctx.fail("acme::scaled.out: activations have data at load time");
     return nullptr;
   }
+  last_prepared_weights = weights.data_as<const float>();
   auto state = std::make_unique<SumState>();
   for (int64_t i = 0; i < weights.numel(); ++i) state->weight_sum += weights.data_as<const float>()[i];
   return state;
@@ -136,6 +141,42 @@ std::vector<float> run(const et_ops::Program& program, et_ops::RunState& state) 
   REQUIRE(result.ok());
   const float* out = state.output(0).data_as<const float>();
   return std::vector<float>(out, out + 4);
+}
+
+
+// How many of the pages wholly inside [data, data + bytes) this process has
+// mapped in (/proc/self/pagemap: bit 63 of a page's entry).
+std::size_t resident_pages(const void* data, std::size_t bytes) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(data) + page - 1) / page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page;
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  std::size_t resident = 0;
+  for (uintptr_t p = first; p < end; ++p) {
+    uint64_t entry = 0;
+    REQUIRE(::pread(fd, &entry, sizeof entry, static_cast<off_t>(p * sizeof entry)) == sizeof entry);
+    resident += (entry >> 63) & 1;
+  }
+  ::close(fd);
+  return resident;
+}
+
+// input [4] -> scaled (weights: a constant of `count` ones) -> threads ->
+// output 0; with also_plain, plain_threads(weights) is output 1 as well.
+std::string write_large_weights_program(const et_ops::test::TempDir& dir, std::size_t count, bool also_plain) {
+  et_ops::test::EtpWriter w("large_weights");
+  const uint32_t input = w.tensor(DType::Float32, {4});
+  const uint32_t weights = w.constant(DType::Float32, {static_cast<int64_t>(count)}, std::vector<float>(count, 1.0f));
+  const uint32_t scaled = w.tensor(DType::Float32, {4});
+  const uint32_t out = w.tensor(DType::Float32, {4});
+  const uint32_t copy = w.tensor(DType::Float32, {static_cast<int64_t>(count)});
+  w.inputs({input});
+  w.outputs(also_plain ? std::vector<uint32_t>{out, copy} : std::vector<uint32_t>{out});
+  w.instruction("acme::scaled.out", {input, weights, scaled});
+  w.instruction("acme::threads.out", {scaled, out});
+  if (also_plain) w.instruction("acme::plain_threads.out", {weights, copy});
+  return w.write(dir.file(also_plain ? "large_kept.etp" : "large_released.etp"));
 }
 
 }  // namespace
@@ -305,4 +346,34 @@ TEST_CASE("a profiled run times every instruction and names its kernel library",
   const std::string summary = et_ops::profile_summary(records);
   CHECK(summary.find("acme::scaled.out") != std::string::npos);
   CHECK(summary.find("share") != std::string::npos);
+}
+
+TEST_CASE("a constant only prepared kernels read leaves the resident set once they are prepared",
+          "[prepared][memory]") {
+  register_once();
+  et_ops::test::TempDir dir;
+  constexpr std::size_t kCount = 1 << 18;  // 1 MiB of weights: 256 pages of 4 KiB
+  constexpr std::size_t kBytes = kCount * sizeof(float);
+  SECTION("read by prepared kernels alone: released, and the same bytes when read again") {
+    const et_ops::LoadResult loaded = et_ops::Program::load(write_large_weights_program(dir, kCount, false));
+    REQUIRE(loaded.ok());
+    const float* weights = last_prepared_weights;
+    REQUIRE(weights != nullptr);
+    CHECK(resident_pages(weights, kBytes) == 0);  // prepare read every page; none is left mapped in
+    auto state = loaded.value()->make_state();
+    // out = self * (sum of the weights) + 1 (run count) + 1 (threads)
+    CHECK(run(*loaded.value(), *state) == std::vector<float>{kCount + 2.0f, 2 * kCount + 2.0f, 3 * kCount + 2.0f,
+                                                             4 * kCount + 2.0f});
+    std::size_t ones = 0;
+    for (std::size_t i = 0; i < kCount; ++i) ones += weights[i] == 1.0f;  // faulted back in from the file
+    CHECK(ones == kCount);
+  }
+  SECTION("read by a plain kernel too: kept") {
+    const et_ops::LoadResult loaded = et_ops::Program::load(write_large_weights_program(dir, kCount, true));
+    REQUIRE(loaded.ok());
+    const float* weights = last_prepared_weights;
+    REQUIRE(weights != nullptr);
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    CHECK(resident_pages(weights, kBytes) >= kBytes / page - 1);  // every whole page prepare read
+  }
 }
