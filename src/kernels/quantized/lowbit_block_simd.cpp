@@ -30,7 +30,10 @@
 #include "common/hwy_per_target.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include <hwy/cache_control.h>
 #include <utility>
@@ -154,6 +157,10 @@ using VI = hn::Vec<DI>;
 // (measured in et-ops generate: B = 1, 2, 3, 6).
 [[maybe_unused]] constexpr std::size_t kBlockTile4 = 1;
 [[maybe_unused]] constexpr std::size_t kBlockTile8 = 3;
+#ifndef ET_OPS_GT4
+#define ET_OPS_GT4 2
+#endif
+[[maybe_unused]] constexpr std::size_t kGroupTile4 = ET_OPS_GT4;
 
 // acc[m][v] = the float chain of M tokens' rows (see lowbit_layout.h) after
 // one more group: fl32(acc + fl32(fl32(isum) * scale)).
@@ -186,11 +193,11 @@ HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const TokenView* t
     }
 }
 
-// Asks for the bytes kPrefetchBytes past `at`, one record's worth (they may
-// lie past the layer: a prefetch never faults).
-HWY_INLINE void PrefetchRecord(const BlockView& b, const uint8_t* at) {
-  for (std::size_t line = 0; line < b.record_bytes; line += 64) hwy::Prefetch(at + kPrefetchBytes + line);
-}
+// Asks for the cache line kPrefetchBytes past `line` (it may lie past the
+// layer: a prefetch never faults). The kernels ask once per line they
+// read, as they read it: a chunk is one line, a group's scales one more.
+static_assert(kChunkBytes == 64, "a chunk is one cache line");
+HWY_INLINE void PrefetchAhead(const void* line) { hwy::Prefetch(static_cast<const uint8_t*>(line) + kPrefetchBytes); }
 
 #ifdef ET_OPS_LOWBIT_X86_SIMD
 // Vector v of a 4-bit chunk: the low nibbles (elements 0-3 of each row) and
@@ -233,6 +240,7 @@ HWY_INLINE void PairSpan(const uint8_t*& chunk, std::size_t& c, std::size_t chun
   for (std::size_t m = 0; m < M; ++m)
     for (std::size_t v = 0; v < kRowVectors; ++v) pairs[m][v] = hn::Zero(D16());
   do {
+    PrefetchAhead(chunk);
     VI w[kRowVectors][2];
     for (std::size_t v = 0; v < kRowVectors; ++v) UnpackNibbles(chunk, v, w[v]);
     for (std::size_t m = 0; m < M; ++m) {
@@ -255,6 +263,7 @@ HWY_INLINE void QuadChunks(const uint8_t* chunk, std::size_t chunks, const Token
   const DI d;
   std::size_t c = 0;
   do {
+    PrefetchAhead(chunk);
     VI w[kRowVectors][2];
     for (std::size_t v = 0; v < kRowVectors; ++v) {
       if constexpr (kFourBit)
@@ -288,7 +297,7 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
     for (std::size_t v = 0; v < kRowVectors; ++v) acc[m][v] = hn::Zero(df);
   for (std::size_t g = 0; g < b.groups; ++g) {
     const uint8_t* chunk = b.chunks_of(g);
-    PrefetchRecord(b, chunk);
+    PrefetchAhead(b.scales_of(g));
     VI isum[M][kRowVectors];
     for (std::size_t m = 0; m < M; ++m)
       for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = hn::Zero(d);
@@ -365,17 +374,6 @@ constexpr int FieldBit(bool four_bit, std::size_t within) {
 }
 
 // Element `within` of a chunk's lane of signed fields, sign-extended.
-template <bool kFourBit, std::size_t kWithin>
-HWY_INLINE VI FieldAt(VI fields) {
-  constexpr int kWidth = kFourBit ? 4 : 8;
-  constexpr int kBit = FieldBit(kFourBit, kWithin);
-  if constexpr (kBit + kWidth == 32) {
-    return hn::ShiftRight<32 - kWidth>(fields);
-  } else {
-    return hn::ShiftRight<32 - kWidth>(hn::ShiftLeft<32 - kWidth - kBit>(fields));
-  }
-}
-
 HWY_INLINE VI FieldAt(VI fields, bool four_bit, std::size_t within) {
   const int width = four_bit ? 4 : 8;
   return hn::ShiftRightSame(hn::ShiftLeftSame(fields, 32 - width - FieldBit(four_bit, within)), 32 - width);
@@ -462,108 +460,229 @@ void FloatBlock(const BlockView& b, const float* weights, std::size_t group_size
   FloatTokens<kFloatTile>(b, weights, group_size, x, count, bias, out);
 }
 
-// AVX-512 has a 16-entry float table lookup by the low 4 bits of each lane
-// (vpermps): a 4-bit weight's product with x is entry w + 8 of the table
-// fl32(x * (j - 8)), j < 16, one multiply per element for a block's 16
-// rows; the same values every other target computes as fl32(x * fl32(w)).
-// (The zero-masking form of the intrinsic: GCC 12 warns that the plain
-// one's undefined pass-through operand may be used uninitialised.)
+// How the weight-only decode forms a product fl32(x * fl32(w)) from a
+// chunk's bytes; all three give the same bits.
+// - kTable (AVX-512, 4-bit weights): AVX-512 has a 16-entry float table
+//   lookup by the low 4 bits of each lane (vpermps): the product is entry
+//   w + 8 of the table fl32(x * (j - 8)), j < 16, one multiply per element
+//   for a block's 16 rows. (The zero-masking form of the intrinsic: GCC 12
+//   warns that the plain one's undefined pass-through operand may be used
+//   uninitialised.)
+// - kMasked: the field at bit p of a lane, masked in place less the
+//   offset's field, is the integer w * 2^p, exact in int32 and in float32;
+//   times x * 2^-p (the activations scaled once per call) it is the real
+//   x * w, so it rounds to the same float. An and and an integer subtract
+//   instead of two shifts: x86 vector shifts issue once a cycle, and they,
+//   not the float adds, bounded the shifted form. Exact while x * 2^-p is:
+//   for |x| >= 2^-98 (and 0, infinities, NaN), which a call checks first.
+// - kShifted: the field shifted to the lane's top and back, sign-extended:
+//   the calls whose activations have a magnitude below 2^-98.
+enum class Products { kTable, kMasked, kShifted };
+
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 #define ET_OPS_LOWBIT_PRODUCT_TABLE 1
 #else
 #undef ET_OPS_LOWBIT_PRODUCT_TABLE
 #endif
 
+// The least magnitude of a nonzero activation that kMasked scales exactly:
+// times 2^-28 (the top field's bit), still a normal float.
+constexpr float kLeastScaled = 0x1p-98f;
+static_assert(kLeastScaled * 0x1p-28f >= 0x1p-126f, "scaled activations stay normal");
+
+// xs [K]: x[k] * 2^-p, p the bit of k's field in its chunk (k counted from
+// its group's start); false (xs unfinished) when some x cannot be scaled
+// exactly.
+constexpr float kFieldScale[8] = {1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 0x1p-28f};
+bool ScaleActivations(const float* x, std::size_t groups, std::size_t group_size, bool four_bit, float* xs) {
+  const std::size_t per_chunk = four_bit ? 8 : 4;
+  for (std::size_t k = 0, g = 0; g < groups; ++g)
+    for (std::size_t i = 0; i < group_size; ++i, ++k) {
+      const float magnitude = std::fabs(x[k]);
+      if (magnitude < kLeastScaled && magnitude != 0.0f) return false;
+      xs[k] = x[k] * kFieldScale[FieldBit(four_bit, i % per_chunk) / 4];
+    }
+  return true;
+}
+
+// Per element e of a chunk, a vector of its field's mask and one of its
+// offset's field ((w + off) at bit p, less off << p: w << p).
+template <bool kFourBit>
+const uint32_t* MaskTable() {
+  constexpr std::size_t kElements = kFourBit ? 8 : 4, kLanes = HWY_LANES(uint32_t);
+  alignas(HWY_ALIGNMENT) static const auto table = [] {
+    std::array<uint32_t, 2 * kElements * kLanes> t{};
+    for (std::size_t e = 0; e < kElements; ++e)
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        t[2 * e * kLanes + l] = (kFourBit ? 0xFu : 0xFFu) << FieldBit(kFourBit, e);
+        t[(2 * e + 1) * kLanes + l] = (kFourBit ? 8u : 128u) << FieldBit(kFourBit, e);
+      }
+    return t;
+  }();
+  return table.data();
+}
+
 // One token against B blocks, reading the weights from the packed bytes
-// as it goes: out [B][kBlockRows], B * kRowVectors chains interleaved. The
-// chains live in Run's local arrays (held in registers: members would be
-// stored back at every step, since a float load of x might read them).
-template <bool kFourBit, std::size_t B>
+// as it goes: out [B][kBlockRows]. G consecutive groups of each block are
+// summed at once: their sums are independent chains (G * B * kRowVectors
+// of them, as many as the add's latency asks for), scaled into each row's
+// chain in ascending group order afterwards, while the bytes are still read
+// in the order they lie. The chains live in local arrays (held in
+// registers: members would be stored back at every step, since a float
+// load of x might read them).
+template <bool kFourBit, std::size_t B, Products kForm>
 struct DecodeTile {
   static constexpr std::size_t kPerChunk = kFourBit ? 8 : 4;
-#ifdef ET_OPS_LOWBIT_PRODUCT_TABLE
-  static constexpr bool kTable = kFourBit;
-#else
-  static constexpr bool kTable = false;
-#endif
-  using Sums = VF[B][kRowVectors];
-  using Fields = VI[B][kRowVectors];  // a chunk's bytes: signed fields, or as stored for the table
+  using Acc = VF[B][kRowVectors];
+  template <std::size_t G>
+  using Sums = VF[G][B][kRowVectors];
+  template <std::size_t G>
+  using Fields = VI[G][B][kRowVectors];  // a chunk's bytes: as stored, or signed fields (kShifted)
 
-  template <std::size_t kWithin>
-  static HWY_INLINE void Element(float x, const Fields& fields, Sums& sum) {
+  // fl32(w) * 2^p for kMasked (p = bit), fl32(w) for kShifted.
+  static HWY_INLINE VF Weight(VI fields, int bit) {
     const DF df;
-    const VF xv = hn::Set(df, x);
-#ifdef ET_OPS_LOWBIT_PRODUCT_TABLE
-    if constexpr (kTable) {
-      const VF table = hn::Mul(xv, hn::Sub(hn::Iota(df, 0.0f), hn::Set(df, 8.0f)));
-      for (std::size_t j = 0; j < B; ++j)
-        for (std::size_t v = 0; v < kRowVectors; ++v) {
-          const VI index = hn::ShiftRight<FieldBit(true, kWithin)>(fields[j][v]);
-          sum[j][v] = hn::Add(sum[j][v], VF{_mm512_maskz_permutexvar_ps(0xFFFF, index.raw, table.raw)});
-        }
-      return;
-    }
-#endif
-    for (std::size_t j = 0; j < B; ++j)
-      for (std::size_t v = 0; v < kRowVectors; ++v)
-        sum[j][v] = hn::Add(sum[j][v], hn::Mul(xv, hn::ConvertTo(df, FieldAt<kFourBit, kWithin>(fields[j][v]))));
-  }
-
-  template <std::size_t... kWithin>
-  static HWY_INLINE void Chunk(const float* x, const Fields& fields, Sums& sum, std::index_sequence<kWithin...>) {
-    float xs[kPerChunk];
-    std::memcpy(xs, x, sizeof xs);
-    (Element<kWithin>(xs[kWithin], fields, sum), ...);
-  }
-
-  // The first `count` elements of a group's last, part-filled chunk.
-  static HWY_INLINE void Tail(const float* x, std::size_t count, const Fields& fields, Sums& sum) {
-    const DF df;
-    for (std::size_t i = 0; i < count; ++i) {
-      const VF xv = hn::Set(df, x[i]);
-      for (std::size_t j = 0; j < B; ++j)
-        for (std::size_t v = 0; v < kRowVectors; ++v) {
-          const VI field = FieldAt(kTable ? SignedFields<kFourBit>(fields[j][v]) : fields[j][v], kFourBit, i);
-          sum[j][v] = hn::Add(sum[j][v], hn::Mul(xv, hn::ConvertTo(df, field)));
-        }
+    const hn::RebindToUnsigned<DI> du;
+    if constexpr (kForm == Products::kMasked) {
+      const uint32_t mask = (kFourBit ? 0xFu : 0xFFu) << bit, offset = (kFourBit ? 8u : 128u) << bit;
+      const auto field = hn::Sub(hn::And(hn::BitCast(du, fields), hn::Set(du, mask)), hn::Set(du, offset));
+      return hn::ConvertTo(df, hn::BitCast(DI(), field));
+    } else {
+      const int width = kFourBit ? 4 : 8;
+      return hn::ConvertTo(df, hn::ShiftRightSame(hn::ShiftLeftSame(fields, 32 - width - bit), 32 - width));
     }
   }
 
-  static HWY_INLINE void LoadChunk(const BlockView* b, std::size_t g, std::size_t c, Fields& fields) {
-    const DI di;
-    for (std::size_t j = 0; j < B; ++j)
-      for (std::size_t v = 0; v < kRowVectors; ++v) {
-        const VI bytes =
-            hn::LoadU(di, reinterpret_cast<const int32_t*>(b[j].chunks_of(g) + c * kChunkBytes) + v * hn::Lanes(di));
-        fields[j][v] = kTable ? bytes : SignedFields<kFourBit>(bytes);
+  // Element kWithin of a chunk of each of the G groups (xs[i]: group i's).
+  template <std::size_t kWithin, std::size_t G>
+  static HWY_INLINE void Element(const float (&xs)[G][kPerChunk], const Fields<G>& fields, Sums<G>& sum) {
+    const DF df;
+    constexpr int kBit = FieldBit(kFourBit, kWithin);
+    for (std::size_t i = 0; i < G; ++i) {
+      const VF xv = hn::Set(df, xs[i][kWithin]);
+#ifdef ET_OPS_LOWBIT_PRODUCT_TABLE
+      if constexpr (kForm == Products::kTable) {
+        const VF table = hn::Mul(xv, hn::Sub(hn::Iota(df, 0.0f), hn::Set(df, 8.0f)));
+        for (std::size_t j = 0; j < B; ++j)
+          for (std::size_t v = 0; v < kRowVectors; ++v) {
+            const VI index = hn::ShiftRight<kBit>(fields[i][j][v]);
+            sum[i][j][v] = hn::Add(sum[i][j][v], VF{_mm512_maskz_permutexvar_ps(0xFFFF, index.raw, table.raw)});
+          }
+        continue;
+      }
+#endif
+      for (std::size_t j = 0; j < B; ++j)
+        for (std::size_t v = 0; v < kRowVectors; ++v)
+          sum[i][j][v] = hn::Add(sum[i][j][v], hn::Mul(xv, Weight(fields[i][j][v], kBit)));
+    }
+  }
+
+  // One whole chunk of each group; x at the chunk's first element of the
+  // first group.
+  template <std::size_t G, std::size_t... kWithin>
+  static HWY_INLINE void Chunk(const float* x, std::size_t group_size, const Fields<G>& fields, Sums<G>& sum,
+                               std::index_sequence<kWithin...>) {
+    if constexpr (kForm == Products::kMasked) {
+      // A loop over the chunk's elements reading each one's mask and
+      // offset from a table: unrolled with constants, GCC computes every
+      // element's weights ahead of their products and spills them.
+      const DF df;
+      const hn::RebindToUnsigned<DI> du;
+      const std::size_t lanes = hn::Lanes(du);
+      const uint32_t* masks = MaskTable<kFourBit>();
+#pragma GCC unroll 1
+      for (std::size_t e = 0; e < kPerChunk; ++e) {
+        const auto mask = hn::Load(du, masks + 2 * e * lanes);
+        const auto offset = hn::Load(du, masks + (2 * e + 1) * lanes);
+        for (std::size_t i = 0; i < G; ++i) {
+          const VF xv = hn::Set(df, x[i * group_size + e]);
+          for (std::size_t j = 0; j < B; ++j)
+            for (std::size_t v = 0; v < kRowVectors; ++v) {
+              const auto field = hn::Sub(hn::And(hn::BitCast(du, fields[i][j][v]), mask), offset);
+              sum[i][j][v] = hn::Add(sum[i][j][v], hn::Mul(xv, hn::ConvertTo(df, hn::BitCast(DI(), field))));
+            }
+        }
+      }
+    } else {
+      float xs[G][kPerChunk];
+      for (std::size_t i = 0; i < G; ++i) std::memcpy(xs[i], x + i * group_size, sizeof xs[i]);
+      (Element<kWithin>(xs, fields, sum), ...);
+    }
+  }
+
+  // The first `count` elements of each group's last, part-filled chunk
+  // (the table's bytes taken as signed fields).
+  template <std::size_t G>
+  static HWY_INLINE void Tail(const float* x, std::size_t group_size, std::size_t count, const Fields<G>& fields,
+                              Sums<G>& sum) {
+    const DF df;
+    using Shifted = DecodeTile<kFourBit, B, Products::kShifted>;
+    for (std::size_t e = 0; e < count; ++e)
+      for (std::size_t i = 0; i < G; ++i) {
+        const VF xv = hn::Set(df, x[i * group_size + e]);
+        const int bit = FieldBit(kFourBit, e);
+        for (std::size_t j = 0; j < B; ++j)
+          for (std::size_t v = 0; v < kRowVectors; ++v) {
+            const VF w = kForm == Products::kTable ? Shifted::Weight(SignedFields<kFourBit>(fields[i][j][v]), bit)
+                                                   : Weight(fields[i][j][v], bit);
+            sum[i][j][v] = hn::Add(sum[i][j][v], hn::Mul(xv, w));
+          }
       }
   }
 
+  template <std::size_t G>
+  static HWY_INLINE void LoadChunk(const BlockView* b, std::size_t g, std::size_t c, Fields<G>& fields) {
+    const DI di;
+    for (std::size_t i = 0; i < G; ++i)
+      for (std::size_t j = 0; j < B; ++j) {
+        const uint8_t* chunk = b[j].chunks_of(g + i) + c * kChunkBytes;
+        PrefetchAhead(chunk);
+        for (std::size_t v = 0; v < kRowVectors; ++v) {
+          const VI bytes = hn::LoadU(di, reinterpret_cast<const int32_t*>(chunk) + v * hn::Lanes(di));
+          fields[i][j][v] = kForm == Products::kShifted ? SignedFields<kFourBit>(bytes) : bytes;
+        }
+      }
+  }
+
+  // Groups g to g + G - 1 into the rows' chains; x at group g's first
+  // element.
+  template <std::size_t G>
+  static HWY_INLINE void Groups(const BlockView* b, std::size_t g, std::size_t group_size, const float* x, Acc& acc) {
+    const DF df;
+    const std::size_t lanes = hn::Lanes(df);
+    Sums<G> sum;
+    Fields<G> fields;
+    for (std::size_t i = 0; i < G; ++i)
+      for (std::size_t j = 0; j < B; ++j) {
+        PrefetchAhead(b[j].scales_of(g + i));
+        for (std::size_t v = 0; v < kRowVectors; ++v) sum[i][j][v] = hn::Zero(df);
+      }
+    const std::size_t full = group_size / kPerChunk, rest = group_size % kPerChunk;
+    for (std::size_t c = 0; c < full; ++c) {
+      LoadChunk<G>(b, g, c, fields);
+      Chunk<G>(x + c * kPerChunk, group_size, fields, sum, std::make_index_sequence<kPerChunk>());
+    }
+    if (rest > 0) {
+      LoadChunk<G>(b, g, full, fields);
+      Tail<G>(x + full * kPerChunk, group_size, rest, fields, sum);
+    }
+    for (std::size_t i = 0; i < G; ++i)
+      for (std::size_t j = 0; j < B; ++j)
+        for (std::size_t v = 0; v < kRowVectors; ++v)
+          acc[j][v] = hn::Add(acc[j][v], hn::Mul(sum[i][j][v], hn::LoadU(df, b[j].scales_of(g + i) + v * lanes)));
+  }
+
+  template <std::size_t G>
   static void Run(const BlockView* b, std::size_t group_size, const float* x, float* out) {
     const DF df;
     const std::size_t lanes = hn::Lanes(df);
-    Sums acc, sum;
-    Fields fields;
+    Acc acc;
     for (std::size_t j = 0; j < B; ++j)
       for (std::size_t v = 0; v < kRowVectors; ++v) acc[j][v] = hn::Zero(df);
-    const std::size_t full = group_size / kPerChunk, rest = group_size % kPerChunk;
-    for (std::size_t g = 0; g < b[0].groups; ++g, x += group_size) {
-      for (std::size_t j = 0; j < B; ++j) {
-        PrefetchRecord(b[j], b[j].chunks_of(g));
-        for (std::size_t v = 0; v < kRowVectors; ++v) sum[j][v] = hn::Zero(df);
-      }
-      for (std::size_t c = 0; c < full; ++c) {
-        LoadChunk(b, g, c, fields);
-        Chunk(x + c * kPerChunk, fields, sum, std::make_index_sequence<kPerChunk>());
-      }
-      if (rest > 0) {
-        LoadChunk(b, g, full, fields);
-        Tail(x + full * kPerChunk, rest, fields, sum);
-      }
-      for (std::size_t j = 0; j < B; ++j)
-        for (std::size_t v = 0; v < kRowVectors; ++v)
-          acc[j][v] = hn::Add(acc[j][v], hn::Mul(sum[j][v], hn::LoadU(df, b[j].scales_of(g) + v * lanes)));
-    }
+    const std::size_t groups = b[0].groups;
+    std::size_t g = 0;
+    for (; g + G <= groups; g += G) Groups<G>(b, g, group_size, x + g * group_size, acc);
+    for (; g < groups; ++g) Groups<1>(b, g, group_size, x + g * group_size, acc);
     for (std::size_t j = 0; j < B; ++j)
       for (std::size_t v = 0; v < kRowVectors; ++v) {
         VF y = acc[j][v];
@@ -573,18 +692,50 @@ struct DecodeTile {
   }
 };
 
-template <bool kFourBit, std::size_t B>
+template <bool kFourBit, Products kForm, std::size_t B, std::size_t G>
 void DecodeBlocks(const BlockView* b, std::size_t count, std::size_t group_size, const float* x, float* out) {
-  for (; count >= B; count -= B, b += B, out += B * kBlockRows) DecodeTile<kFourBit, B>::Run(b, group_size, x, out);
+  for (; count >= B; count -= B, b += B, out += B * kBlockRows)
+    DecodeTile<kFourBit, B, kForm>::template Run<G>(b, group_size, x, out);
   if constexpr (B > 1)
-    if (count > 0) DecodeBlocks<kFourBit, B - 1>(b, count, group_size, x, out);
+    if (count > 0) DecodeBlocks<kFourBit, kForm, B - 1, G>(b, count, group_size, x, out);
+}
+
+template <bool kFourBit, std::size_t B, std::size_t G>
+void DecodeIn(Products form, const BlockView* b, std::size_t count, std::size_t group_size, const float* x,
+              float* out) {
+  switch (form) {
+#ifdef ET_OPS_LOWBIT_PRODUCT_TABLE
+    case Products::kTable:
+      if constexpr (kFourBit) return DecodeBlocks<kFourBit, Products::kTable, B, G>(b, count, group_size, x, out);
+      break;
+#endif
+    case Products::kMasked:
+      return DecodeBlocks<kFourBit, Products::kMasked, B, G>(b, count, group_size, x, out);
+    default:
+      break;
+  }
+  DecodeBlocks<kFourBit, Products::kShifted, B, G>(b, count, group_size, x, out);
 }
 
 // One token x [K] against `count` blocks: out [count][kBlockRows].
 void FloatDecode(const BlockView* b, std::size_t count, std::size_t group_size, const float* x, float* out) {
   if (count == 0) return;
-  if (b[0].four_bit) return DecodeBlocks<true, kBlockTile4>(b, count, group_size, x, out);
-  DecodeBlocks<false, kBlockTile8>(b, count, group_size, x, out);
+  const bool four_bit = b[0].four_bit;
+  Products form = Products::kShifted;
+#ifdef ET_OPS_LOWBIT_PRODUCT_TABLE
+  if (four_bit) form = Products::kTable;
+#endif
+  // The calling thread's scaled activations, kept from call to call.
+  thread_local std::vector<float> scaled;
+  if (form != Products::kTable) {
+    scaled.resize(b[0].groups * group_size);
+    if (ScaleActivations(x, b[0].groups, group_size, four_bit, scaled.data())) {
+      form = Products::kMasked;
+      x = scaled.data();
+    }
+  }
+  if (four_bit) return DecodeIn<true, kBlockTile4, kGroupTile4>(form, b, count, group_size, x, out);
+  DecodeIn<false, kBlockTile8, 1>(form, b, count, group_size, x, out);
 }
 
 }  // namespace HWY_NAMESPACE

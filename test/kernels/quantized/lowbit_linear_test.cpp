@@ -309,6 +309,42 @@ TEST_CASE("linear_int4 / int8: the documented order bit for bit, the same bytes 
   }
 }
 
+// One or two tokens take the decode kernels, which form a product from
+// the weight's field in place times x scaled by a power of two where that
+// scaling is exact, and shift the field out where it is not (|x| below
+// 2^-98): tokens with such activations (tiny normals, subnormals, zeros of
+// both signs, infinities) keep the documented bits, and so do group counts
+// that leave a remainder after the groups summed at once.
+TEST_CASE("linear_int4 / int8 decode: tiny, zero and infinite activations, and group remainders, bit for bit",
+          "[lowbit]") {
+  const Problem problems[] = {{1, 7 * 32, 40, 32, true, true},  {2, 5 * 24, 33, 24, true, false},
+                              {1, 3 * 20, 17, 20, true, true},  {2, 96, 50, 96, false, true},
+                              {1, 36, 49, 36, false, false}};
+  const float specials[] = {0x1.fffffep-99f, -0x1.234567p-110f, 0x1.8p-140f, -0x1p-149f,
+                            0.0f,           -0.0f,             0x1p-98f,    -0x1.fffffep-98f};
+  auto rng = et_ops::test::seeded_rng(11);
+  for (const Problem& p : problems)
+    for (const bool tiny : {false, true}) {
+      INFO("T " << p.tokens << " K " << p.in << " N " << p.out << " group " << p.group_size << " int4 "
+                << p.four_bit << " tiny " << tiny);
+      Data d = random_data(p, rng);
+      // tiny: the first token's activations all tiny or zero (its sums
+      // stay that small), the second's sprinkled; otherwise a few zeros
+      // and an infinity.
+      for (std::size_t i = 0; i < d.x.size(); ++i)
+        if (tiny && i < static_cast<std::size_t>(p.in))
+          d.x[i] = i % 9 == 8 ? specials[i % 8] : std::ldexp(d.x[i], -100 - static_cast<int>(i % 41));
+        else if (i % 5 == 0)
+          d.x[i] = tiny ? specials[(i / 5) % 8] : specials[4 + i % 2];
+      if (!tiny) d.x[3] = -std::numeric_limits<float>::infinity();
+      const std::vector<float> expected = float_model(p, d);
+      for_each_target_and_vnni([&] {
+        CHECK(mismatches(run(p, d, Activation::Float), expected) == 0);
+        CHECK(mismatches(run(p, d, Activation::Float, 2), expected) == 0);
+      });
+    }
+}
+
 // dequantize -> float linear, summed in binary64: the kernel's roundings
 // (a product, the group's chain, its scaling, the groups' chain and the
 // bias: group_size + groups + 2 at most) and the reference's dequantized
