@@ -154,13 +154,12 @@ using VI = hn::Vec<DI>;
 // 4-bit and 8-bit weights. A block is one stream of bytes: several at once
 // run faster in cache but streamed 4-bit layers slower from memory; 8-bit
 // ones, with twice the instructions per byte, gain from the chains
-// (measured in et-ops generate: B = 1, 2, 3, 6).
+// (measured in et-ops generate: B = 1, 2, 3, 6). 4-bit layers sum groups
+// two at a time instead, chains of one stream (lowbit_bench: G = 1 to 4;
+// 3 and 4 no faster on AVX-512, slower on AVX2, whose registers they fill).
 [[maybe_unused]] constexpr std::size_t kBlockTile4 = 1;
 [[maybe_unused]] constexpr std::size_t kBlockTile8 = 3;
-#ifndef ET_OPS_GT4
-#define ET_OPS_GT4 2
-#endif
-[[maybe_unused]] constexpr std::size_t kGroupTile4 = ET_OPS_GT4;
+[[maybe_unused]] constexpr std::size_t kGroupTile4 = 2;
 
 // acc[m][v] = the float chain of M tokens' rows (see lowbit_layout.h) after
 // one more group: fl32(acc + fl32(fl32(isum) * scale)).
