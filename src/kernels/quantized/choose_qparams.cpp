@@ -9,6 +9,7 @@
 
 #include "checks.h"
 #include "per_token.h"
+#include "vector_kernels.h"
 #include "et_ops/kernels/quantized.h"
 
 namespace et_ops::kernels::quantized {
@@ -39,6 +40,10 @@ ClippedRange row_range(TensorRef input, int64_t row) {
   const int64_t length = input.dim() == 0 ? 1 : input.size(input.dim() - 1);
   const int64_t stride = input.dim() == 0 ? 1 : input.stride(input.dim() - 1);
   ClippedRange range;
+  if (stride == 1) {
+    range.has_nan = simd::clipped_range(data, static_cast<std::size_t>(length), &range.low, &range.high);
+    return range;
+  }
   for (int64_t j = 0; j < length; ++j) range.add(data[j * stride]);
   return range;
 }

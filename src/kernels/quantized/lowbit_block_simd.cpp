@@ -176,7 +176,7 @@ HWY_INLINE void AddGroup(const VI (&isum)[M][kRowVectors], const float* scale, V
 // t not null; C the block's scaled weight sums), then fl32(+ bias).
 template <std::size_t M>
 HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const TokenView* t, const BlockView& b,
-                             const float* bias, float* out) {
+                             const float* bias, float* out, std::size_t stride) {
   const DF df;
   const std::size_t lanes = hn::Lanes(df);
   for (std::size_t m = 0; m < M; ++m)
@@ -188,7 +188,7 @@ HWY_INLINE void FinishTokens(const VF (&acc)[M][kRowVectors], const TokenView* t
         y = hn::Mul(hn::Sub(y, zero_point_term), hn::Set(df, t[m].scale));
       }
       if (bias != nullptr) y = hn::Add(y, hn::LoadU(df, bias + v * lanes));
-      hn::StoreU(y, df, out + m * kBlockRows + v * lanes);
+      hn::StoreU(y, df, out + m * stride + v * lanes);
     }
 }
 
@@ -288,7 +288,7 @@ HWY_INLINE void QuadChunks(const uint8_t* chunk, std::size_t chunks, const Token
 // token's shift off * sum q (uint32, wrapping: the exact P_g) go into the
 // float chain; the zero point's term comes last (FinishTokens).
 template <bool kFourBit, std::size_t M>
-void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
+void DynamicTile(const BlockView& b, const TokenView* t, float* out, std::size_t stride) {
   const DI d;
   const DF df;
   VF acc[M][kRowVectors];
@@ -314,15 +314,15 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out) {
     }
     AddGroup<M>(isum, b.scales_of(g), acc);
   }
-  FinishTokens<M>(acc, t, b, b.bias, out);
+  FinishTokens<M>(acc, t, b, b.bias, out, stride);
 }
 
 // `count` tokens in tiles of M, then the rest in smaller tiles.
 template <bool kFourBit, std::size_t M>
-void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, float* out) {
-  for (; count >= M; count -= M, t += M, out += M * kBlockRows) DynamicTile<kFourBit, M>(b, t, out);
+void DynamicTokens(const BlockView& b, const TokenView* t, std::size_t count, float* out, std::size_t stride) {
+  for (; count >= M; count -= M, t += M, out += M * stride) DynamicTile<kFourBit, M>(b, t, out, stride);
   if constexpr (M > 1)
-    if (count > 0) DynamicTokens<kFourBit, M - 1>(b, t, count, out);
+    if (count > 0) DynamicTokens<kFourBit, M - 1>(b, t, count, out, stride);
 }
 #endif
 
@@ -348,13 +348,13 @@ void ScalarDynamicBlock(const BlockView& b, const TokenView& t, float* out) {
   }
 }
 
-// out [count][kBlockRows]: the block's rows for `count` tokens.
-void DynamicBlock(const BlockView& b, const TokenView* t, std::size_t count, float* out) {
+// The block's rows for `count` tokens, token i's at out + i * stride.
+void DynamicBlock(const BlockView& b, const TokenView* t, std::size_t count, float* out, std::size_t stride) {
 #ifdef ET_OPS_LOWBIT_X86_SIMD
-  if (b.four_bit) return DynamicTokens<true, kTokenTile>(b, t, count, out);
-  return DynamicTokens<false, kTokenTile>(b, t, count, out);
+  if (b.four_bit) return DynamicTokens<true, kTokenTile>(b, t, count, out, stride);
+  return DynamicTokens<false, kTokenTile>(b, t, count, out, stride);
 #else
-  for (std::size_t i = 0; i < count; ++i) ScalarDynamicBlock(b, t[i], out + i * kBlockRows);
+  for (std::size_t i = 0; i < count; ++i) ScalarDynamicBlock(b, t[i], out + i * stride);
 #endif
 }
 
@@ -416,10 +416,11 @@ HWY_INLINE void FloatStep(const float* w, const float* x, std::size_t stride, VF
 // `out` between groups (the group's chains have the registers).
 template <std::size_t M>
 void FloatTile(const BlockView& b, const float* w, std::size_t group_size, const float* x, std::size_t stride,
-               const float* bias, float* out) {
+               const float* bias, float* out, std::size_t out_stride) {
   const DF df;
   const std::size_t lanes = hn::Lanes(df);
-  for (std::size_t i = 0; i < M * kBlockRows; i += lanes) hn::StoreU(hn::Zero(df), df, out + i);
+  for (std::size_t m = 0; m < M; ++m)
+    for (std::size_t r = 0; r < kBlockRows; r += lanes) hn::StoreU(hn::Zero(df), df, out + m * out_stride + r);
   for (std::size_t g = 0; g < b.groups; ++g) {
     VF sum[M][kRowVectors];
     for (std::size_t m = 0; m < M; ++m)
@@ -431,7 +432,7 @@ void FloatTile(const BlockView& b, const float* w, std::size_t group_size, const
     for (std::size_t v = 0; v < kRowVectors; ++v) {
       const VF scale = hn::LoadU(df, b.scales_of(g) + v * lanes);
       for (std::size_t m = 0; m < M; ++m) {
-        float* acc = out + m * kBlockRows + v * lanes;
+        float* acc = out + m * out_stride + v * lanes;
         hn::StoreU(hn::Add(hn::LoadU(df, acc), hn::Mul(sum[m][v], scale)), df, acc);
       }
     }
@@ -439,24 +440,26 @@ void FloatTile(const BlockView& b, const float* w, std::size_t group_size, const
   if (bias == nullptr) return;
   for (std::size_t m = 0; m < M; ++m)
     for (std::size_t r = 0; r < kBlockRows; r += lanes) {
-      float* y = out + m * kBlockRows + r;
+      float* y = out + m * out_stride + r;
       hn::StoreU(hn::Add(hn::LoadU(df, y), hn::LoadU(df, bias + r)), df, y);
     }
 }
 
 template <std::size_t M>
 void FloatTokens(const BlockView& b, const float* w, std::size_t group_size, const float* x, std::size_t count,
-                 const float* bias, float* out) {
+                 const float* bias, float* out, std::size_t out_stride) {
   const std::size_t in = b.groups * group_size;
-  for (; count >= M; count -= M, x += M * in, out += M * kBlockRows) FloatTile<M>(b, w, group_size, x, in, bias, out);
+  for (; count >= M; count -= M, x += M * in, out += M * out_stride)
+    FloatTile<M>(b, w, group_size, x, in, bias, out, out_stride);
   if constexpr (M > 1)
-    if (count > 0) FloatTokens<M - 1>(b, w, group_size, x, count, bias, out);
+    if (count > 0) FloatTokens<M - 1>(b, w, group_size, x, count, bias, out, out_stride);
 }
 
-// out [count][kBlockRows] for `count` tokens of x [count][K].
+// Token i's kBlockRows outputs at out + i * stride, for `count` tokens of
+// x [count][K].
 void FloatBlock(const BlockView& b, const float* weights, std::size_t group_size, const float* x, std::size_t count,
-                const float* bias, float* out) {
-  FloatTokens<kFloatTile>(b, weights, group_size, x, count, bias, out);
+                const float* bias, float* out, std::size_t stride) {
+  FloatTokens<kFloatTile>(b, weights, group_size, x, count, bias, out, stride);
 }
 
 // How the weight-only decode forms a product fl32(x * fl32(w)) from a
@@ -749,8 +752,9 @@ HWY_EXPORT(IntegerWeights);
 HWY_EXPORT(FloatBlock);
 HWY_EXPORT(FloatDecode);
 
-void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out) {
-  HWY_DYNAMIC_DISPATCH(DynamicBlock)(block, tokens, count, out);
+void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out,
+                   std::size_t stride) {
+  HWY_DYNAMIC_DISPATCH(DynamicBlock)(block, tokens, count, out, stride);
 }
 
 void float_decode(const BlockView* blocks, std::size_t count, std::size_t group_size, const float* x, float* out) {
@@ -762,8 +766,8 @@ void integer_weights(const BlockView& block, std::size_t group_size, float* out)
 }
 
 void float_block(const BlockView& block, const float* weights, std::size_t group_size, const float* x,
-                 std::size_t count, const float* bias, float* out) {
-  HWY_DYNAMIC_DISPATCH(FloatBlock)(block, weights, group_size, x, count, bias, out);
+                 std::size_t count, const float* bias, float* out, std::size_t stride) {
+  HWY_DYNAMIC_DISPATCH(FloatBlock)(block, weights, group_size, x, count, bias, out, stride);
 }
 
 }  // namespace et_ops::kernels::quantized::lowbit

@@ -95,11 +95,12 @@ struct TokenView {
   float scale;
 };
 
-// out[i][r], i < count, r < kBlockRows: the documented chain of block row r
-// for token i: acc = 0; for g ascending: acc = fl32(acc + fl32(fl32(P_g) *
-// scale_g)); then fl32(fl32(acc - fl32(fl32(z) * C)) * token scale), then
-// fl32(+ block.bias[r]) (C: the row's scaled_sums).
-void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out);
+// out[i * stride + r], i < count, r < kBlockRows: the documented chain of
+// block row r for token i: acc = 0; for g ascending: acc = fl32(acc +
+// fl32(fl32(P_g) * scale_g)); then fl32(fl32(acc - fl32(fl32(z) * C)) *
+// token scale), then fl32(+ block.bias[r]) (C: the row's scaled_sums).
+void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out,
+                   std::size_t stride);
 
 // The block's weights as float32 [K][kBlockRows], unscaled: fl32(w).
 void integer_weights(const BlockView& block, std::size_t group_size, float* out);
@@ -108,9 +109,10 @@ void integer_weights(const BlockView& block, std::size_t group_size, float* out)
 // x [count][in], from the block's integer weights [K][kBlockRows]: per
 // group g, S = 0; S = fl32(S + fl32(x[k] * w[k][r])) for k ascending over
 // the group; acc = fl32(acc + fl32(S * scale_g)) for g ascending from
-// acc = 0; then fl32(acc + bias[r]) (bias may be null). out [count][kBlockRows].
+// acc = 0; then fl32(acc + bias[r]) (bias may be null). Token i's rows at
+// out + i * stride.
 void float_block(const BlockView& block, const float* weights, std::size_t group_size, const float* x,
-                 std::size_t count, const float* bias, float* out);
+                 std::size_t count, const float* bias, float* out, std::size_t stride);
 
 // The same chain for one token x [K] against `count` blocks, the weights
 // read from their packed bytes as it goes (each block's bias its own):

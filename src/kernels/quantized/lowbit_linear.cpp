@@ -147,31 +147,38 @@ struct Activations {
   std::vector<int32_t> qsums;    // [T][groups]
   std::vector<int64_t> zero_points;
   std::vector<double> scales;    // [T]: s_t (a binary32 value)
-  std::vector<int8_t> rows;      // [T][K]: the quantized rows before regrouping
+  std::vector<int8_t> rows;      // [T][K]: the quantized rows before regrouping (padded groups only)
 };
 
 // Quantizes `tokens` rows of input into a (its buffers keep their capacity:
-// assign and resize allocate only past it).
+// assign and resize allocate only past it). Groups that fill whole chunks
+// need no padding: the rows are quantized in place, in the blocks' layout.
 bool quantize_activations(KernelContext& ctx, TensorRef input, const lowbit::Geometry& g, int64_t tokens,
                           Activations& a) {
   const auto t_count = static_cast<std::size_t>(tokens);
-  a.q.assign(t_count * g.groups * g.padded_group, 0);
+  const bool padded = g.padded_group != g.group_size;
+  if (padded)
+    a.q.assign(t_count * g.groups * g.padded_group, 0);
+  else
+    a.q.resize(t_count * g.in);
   a.qsums.resize(t_count * g.groups);
   a.zero_points.resize(t_count);
   a.scales.resize(t_count);
-  a.rows.resize(t_count * g.in);
+  a.rows.resize(padded ? t_count * g.in : 0);
+  int8_t* rows = padded ? a.rows.data() : a.q.data();
   const auto k = static_cast<int64_t>(g.in);
-  const Tensor rows(DType::Float32, const_cast<void*>(input.data()), {tokens, k});
+  const Tensor row_view(DType::Float32, const_cast<void*>(input.data()), {tokens, k});
   const Tensor scale_out(DType::Float64, a.scales.data(), {tokens, 1});
   const Tensor zp_out(DType::Int64, a.zero_points.data(), {tokens, 1});
-  const Tensor q_out(DType::Int8, a.rows.data(), {tokens, k});
-  if (!detail::choose_qparams_per_token(ctx, rows.ref(), scale_out.ref(), zp_out.ref()) ||
-      !detail::quantize_per_token(ctx, rows.ref(), scale_out.ref(), zp_out.ref(), -128, 127, DType::Int8, q_out.ref()))
+  const Tensor q_out(DType::Int8, rows, {tokens, k});
+  if (!detail::choose_qparams_per_token(ctx, row_view.ref(), scale_out.ref(), zp_out.ref()) ||
+      !detail::quantize_per_token(ctx, row_view.ref(), scale_out.ref(), zp_out.ref(), -128, 127, DType::Int8,
+                                  q_out.ref()))
     return false;
   for (std::size_t t = 0; t < t_count; ++t)
     for (std::size_t grp = 0; grp < g.groups; ++grp) {
-      const int8_t* from = a.rows.data() + t * g.in + grp * g.group_size;
-      std::copy(from, from + g.group_size, a.q.data() + (t * g.groups + grp) * g.padded_group);
+      const int8_t* from = rows + t * g.in + grp * g.group_size;
+      if (padded) std::copy(from, from + g.group_size, a.q.data() + (t * g.groups + grp) * g.padded_group);
       int32_t sum = 0;
       for (std::size_t i = 0; i < g.group_size; ++i) sum += from[i];
       a.qsums[t * g.groups + grp] = sum;
@@ -205,6 +212,12 @@ void store_rows(const Product& p, std::size_t block, std::size_t t, const float*
   std::copy(values, values + std::min(kBlockRows, n - n0), p.y + t * n + n0);
 }
 
+// Whether block `block` lies wholly within the output's rows: the kernels
+// then write its outputs in place, a row of the output apart.
+bool whole_block(const Product& p, std::size_t block) {
+  return (block + 1) * kBlockRows <= p.state->weights.geometry.out;
+}
+
 // Tokens (or blocks) per microkernel call: bounds the scratch of results.
 constexpr std::size_t kBatch = 64;
 
@@ -219,9 +232,13 @@ void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
   float bias[kBlockRows];
   for (std::size_t b = first; b < end; ++b) {
     const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, block_bias(p, b, bias));
+    if (whole_block(p, b)) {
+      lowbit::dynamic_block(block, tokens.data(), p.tokens, p.y + b * kBlockRows, g.out);
+      continue;
+    }
     for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
       const std::size_t count = std::min(kBatch, p.tokens - t0);
-      lowbit::dynamic_block(block, tokens.data() + t0, count, values.data());
+      lowbit::dynamic_block(block, tokens.data() + t0, count, values.data(), kBlockRows);
       for (std::size_t i = 0; i < count; ++i) store_rows(p, b, t0 + i, values.data() + i * kBlockRows);
     }
   }
@@ -233,17 +250,23 @@ void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
 constexpr std::size_t kDecodeTokens = 2;
 
 void float_decode_blocks(const Product& p, std::size_t first, std::size_t end) {
+  if (first == end) return;
   const lowbit::Geometry& g = p.state->weights.geometry;
-  std::vector<float> biases((end - first) * kBlockRows), values(std::min(end - first, kBatch) * kBlockRows);
+  std::vector<float> biases((end - first) * kBlockRows), values(kBlockRows);
   std::vector<lowbit::BlockView> blocks;
   for (std::size_t b = first; b < end; ++b)
     blocks.push_back(lowbit::block_view(p.state->weights, b, block_bias(p, b, biases.data() + (b - first) * kBlockRows)));
-  for (std::size_t t = 0; t < p.tokens; ++t)
-    for (std::size_t b0 = first; b0 < end; b0 += kBatch) {
-      const std::size_t count = std::min(kBatch, end - b0);
-      lowbit::float_decode(blocks.data() + (b0 - first), count, g.group_size, p.x + t * g.in, values.data());
-      for (std::size_t i = 0; i < count; ++i) store_rows(p, b0 + i, t, values.data() + i * kBlockRows);
+  // Consecutive whole blocks' outputs are consecutive in the output row.
+  const std::size_t whole_end = whole_block(p, end - 1) ? end : end - 1;
+  for (std::size_t t = 0; t < p.tokens; ++t) {
+    const float* x = p.x + t * g.in;
+    if (whole_end > first)
+      lowbit::float_decode(blocks.data(), whole_end - first, g.group_size, x, p.y + t * g.out + first * kBlockRows);
+    if (whole_end < end) {
+      lowbit::float_decode(blocks.data() + (whole_end - first), 1, g.group_size, x, values.data());
+      store_rows(p, whole_end, t, values.data());
     }
+  }
 }
 
 void float_blocks(const Product& p, std::size_t first, std::size_t end) {
@@ -255,9 +278,15 @@ void float_blocks(const Product& p, std::size_t first, std::size_t end) {
     const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, nullptr);
     lowbit::integer_weights(block, g.group_size, weights.data());
     const float* padded_bias = block_bias(p, b, bias);
+    if (whole_block(p, b)) {
+      lowbit::float_block(block, weights.data(), g.group_size, p.x, p.tokens, padded_bias, p.y + b * kBlockRows,
+                          g.out);
+      continue;
+    }
     for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
       const std::size_t count = std::min(kBatch, p.tokens - t0);
-      lowbit::float_block(block, weights.data(), g.group_size, p.x + t0 * g.in, count, padded_bias, values.data());
+      lowbit::float_block(block, weights.data(), g.group_size, p.x + t0 * g.in, count, padded_bias, values.data(),
+                          kBlockRows);
       for (std::size_t i = 0; i < count; ++i) store_rows(p, b, t0 + i, values.data() + i * kBlockRows);
     }
   }

@@ -54,6 +54,11 @@ bool dequantize_to_f32(DType in_dtype, const void* in, std::size_t n, float zero
 bool dequantize_binary64(DType in_dtype, const void* in, std::size_t n, double zero_point, double scale,
                          DType out_dtype, void* out);
 
+// The clipped range [min(x, 0), max(x, 0)] of n contiguous f32 elements,
+// zeros of either sign giving +0 (choose_qparams' range); returns whether
+// any element is NaN (the range is then meaningless).
+bool clipped_range(const float* x, std::size_t n, float* low, float* high);
+
 // int4 values stored two per byte in embedding_4bit's layout (reference
 // §6.2: element 2m in the high nibble of byte m, 2m+1 in the low one, each
 // with a +8 offset), unpacked to 2 * bytes int8 values in [-8, 7].

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "et_ops/kernels/quantized.h"
+#include "simd_targets.h"
 #include "test_util.h"
 
 namespace {
@@ -333,6 +334,46 @@ TEST_CASE("choose_qparams_per_token_asymmetric: randomized against the §5.3 mod
       const Result expected = model_token(std::vector<float>(first, first + length));
       REQUIRE(bits_of(run.scales[static_cast<std::size_t>(t)]) == bits_of(expected.scale));
       REQUIRE(run.zero_points[static_cast<std::size_t>(t)] == expected.zero_point);
+    }
+  }
+}
+
+// Contiguous tokens find their range with SIMD vectors: tokens longer than
+// any vector, with a NaN or a signed zero in any lane or in the tail, and
+// tokens of one sign only, on every Highway target.
+TEST_CASE("choose_qparams_per_token_asymmetric: long tokens on every SIMD target", "[choose_qparams]") {
+  auto rng = et_ops::test::seeded_rng(0xC0DE);
+  for (const int64_t length : {15, 16, 33, 64, 100}) {
+    for (int kind = 0; kind < 4; ++kind) {
+      std::vector<float> values(static_cast<std::size_t>(3 * length));
+      for (auto& v : values) v = std::uniform_real_distribution<float>(-4.0f, 6.0f)(rng);
+      for (int64_t t = 0; t < 3; ++t)
+        for (int64_t i = 0; i < length; ++i) {
+          float& v = values[static_cast<std::size_t>(t * length + i)];
+          if (kind == 1) v = std::fabs(v);   // non-negative: the low end is +0
+          if (kind == 2) v = -std::fabs(v);  // non-positive: the high end is +0
+          if (kind == 3) v = (i + t) % 3 == 0 ? -0.0f : 0.0f;
+        }
+      for (const bool nan : {false, true}) {
+        INFO("length " << length << " kind " << kind << " nan " << nan);
+        std::vector<float> input = values;
+        if (nan) input[static_cast<std::size_t>(length + (length * 7 + kind) % length)] = std::nanf("");
+        et_ops::test::for_each_simd_target([&] {
+          TokenRun run = run_tokens({3, length}, input);
+          if (nan) {
+            CHECK_FALSE(run.ctx.ok());
+            CHECK(run.ctx.message().find("token 1 contains NaN") != std::string::npos);
+            return;
+          }
+          REQUIRE(run.ctx.ok());
+          for (int64_t t = 0; t < 3; ++t) {
+            const auto first = input.begin() + t * length;
+            const Result expected = model_token(std::vector<float>(first, first + length));
+            CHECK(bits_of(run.scales[static_cast<std::size_t>(t)]) == bits_of(expected.scale));
+            CHECK(run.zero_points[static_cast<std::size_t>(t)] == expected.zero_point);
+          }
+        });
+      }
     }
   }
 }
