@@ -84,9 +84,7 @@ void ScalarGroupDots(const uint8_t* chunk, std::size_t chunks, bool four_bit, co
 
 // off * sum q over the group (lowbit_layout.h), wrapping in uint32: what
 // the products of the stored bytes w + off hold beyond P_g.
-inline uint32_t TokenShift(const TokenView& t, std::size_t group, bool four_bit) {
-  return (four_bit ? 8u : 128u) * static_cast<uint32_t>(t.qsums[group]);
-}
+inline uint32_t TokenShift(const TokenView& t, std::size_t group) { return static_cast<uint32_t>(t.shifts[group]); }
 
 #undef ET_OPS_LOWBIT_X86_SIMD  // set again for each target that has it
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
@@ -309,7 +307,7 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out, std::size_t
       QuadChunks<kFourBit, M>(chunk, b.chunks, t, q0, isum);
     }
     for (std::size_t m = 0; m < M; ++m) {
-      const VI shift = hn::Set(d, wrap(TokenShift(t[m], g, kFourBit)));
+      const VI shift = hn::Set(d, t[m].shifts[g]);
       for (std::size_t v = 0; v < kRowVectors; ++v) isum[m][v] = hn::Sub(isum[m][v], shift);
     }
     AddGroup<M>(isum, b.scales_of(g), acc);
@@ -333,7 +331,7 @@ void ScalarDynamicBlock(const BlockView& b, const TokenView& t, float* out) {
   float acc[kBlockRows] = {};
   for (std::size_t g = 0; g < b.groups; ++g) {
     ScalarGroupDots(b.chunks_of(g), b.chunks, b.four_bit, t.q + g * b.padded_group, dots);
-    const uint32_t shift = TokenShift(t, g, b.four_bit);
+    const uint32_t shift = TokenShift(t, g);
     const float* scale = b.scales_of(g);
     for (std::size_t r = 0; r < kBlockRows; ++r) {
       const float product = static_cast<float>(wrap(dots[r] - shift)) * scale[r];

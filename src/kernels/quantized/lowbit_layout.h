@@ -90,7 +90,7 @@ BlockView block_view(const PackedWeights& weights, std::size_t block, const floa
 // One token's quantized activations.
 struct TokenView {
   const int8_t* q;        // [groups][padded_group], zeros in the padding
-  const int32_t* qsums;   // [groups]: sum of q over each group
+  const int32_t* shifts;  // [groups]: off * sum of q over each group, wrapping (off = 8 or 128)
   int32_t zero_point;
   float scale;
 };

@@ -144,7 +144,7 @@ std::optional<Shape> check_arguments(KernelContext& ctx, const LowbitOperator& o
 // read.
 struct Activations {
   std::vector<int8_t> q;         // [T][groups][padded_group], zeros in the padding
-  std::vector<int32_t> qsums;    // [T][groups]
+  std::vector<int32_t> shifts;   // [T][groups]: off * sum of q over the group, wrapping (lowbit_layout.h)
   std::vector<int64_t> zero_points;
   std::vector<double> scales;    // [T]: s_t (a binary32 value)
   std::vector<int8_t> rows;      // [T][K]: the quantized rows before regrouping (padded groups only)
@@ -161,7 +161,7 @@ bool quantize_activations(KernelContext& ctx, TensorRef input, const lowbit::Geo
     a.q.assign(t_count * g.groups * g.padded_group, 0);
   else
     a.q.resize(t_count * g.in);
-  a.qsums.resize(t_count * g.groups);
+  a.shifts.resize(t_count * g.groups);
   a.zero_points.resize(t_count);
   a.scales.resize(t_count);
   a.rows.resize(padded ? t_count * g.in : 0);
@@ -181,7 +181,8 @@ bool quantize_activations(KernelContext& ctx, TensorRef input, const lowbit::Geo
       if (padded) std::copy(from, from + g.group_size, a.q.data() + (t * g.groups + grp) * g.padded_group);
       int32_t sum = 0;
       for (std::size_t i = 0; i < g.group_size; ++i) sum += from[i];
-      a.qsums[t * g.groups + grp] = sum;
+      const uint32_t shift = (g.four_bit ? 8u : 128u) * static_cast<uint32_t>(sum);
+      std::memcpy(&a.shifts[t * g.groups + grp], &shift, sizeof shift);
     }
   return true;
 }
@@ -226,7 +227,7 @@ void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
   const Activations& a = *p.activations;
   std::vector<lowbit::TokenView> tokens;
   for (std::size_t t = 0; t < p.tokens; ++t)
-    tokens.push_back({a.q.data() + t * g.groups * g.padded_group, a.qsums.data() + t * g.groups,
+    tokens.push_back({a.q.data() + t * g.groups * g.padded_group, a.shifts.data() + t * g.groups,
                       static_cast<int32_t>(a.zero_points[t]), static_cast<float>(a.scales[t])});
   std::vector<float> values(std::min(p.tokens, kBatch) * kBlockRows);
   float bias[kBlockRows];
