@@ -304,7 +304,10 @@ void DynamicTile(const BlockView& b, const TokenView* t, float* out, std::size_t
       do PairSpan<M>(chunk, c, b.chunks, t, q0, isum);
       while (c < b.chunks);
     } else {
-      QuadChunks<kFourBit, M>(chunk, b.chunks, t, q0, isum);
+      if (M > 1 && b.chunks == 4)  // groups of 32 (4-bit) or 16 (8-bit): a loop the compiler unrolls
+        QuadChunks<kFourBit, M>(chunk, 4, t, q0, isum);
+      else
+        QuadChunks<kFourBit, M>(chunk, b.chunks, t, q0, isum);
     }
     for (std::size_t m = 0; m < M; ++m) {
       const VI shift = hn::Set(d, t[m].shifts[g]);
