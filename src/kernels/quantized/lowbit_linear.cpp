@@ -279,11 +279,6 @@ void float_blocks(const Product& p, std::size_t first, std::size_t end) {
     const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, nullptr);
     lowbit::integer_weights(block, g.group_size, weights.data());
     const float* padded_bias = block_bias(p, b, bias);
-    if (whole_block(p, b)) {
-      lowbit::float_block(block, weights.data(), g.group_size, p.x, p.tokens, padded_bias, p.y + b * kBlockRows,
-                          g.out);
-      continue;
-    }
     for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
       const std::size_t count = std::min(kBatch, p.tokens - t0);
       lowbit::float_block(block, weights.data(), g.group_size, p.x + t0 * g.in, count, padded_bias, values.data(),
