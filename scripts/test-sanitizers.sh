@@ -4,18 +4,23 @@
 # test.
 #
 # 1. AddressSanitizer + UndefinedBehaviorSanitizer (gcc), in two steps:
-#    a. the registry, quantized kernel, runtime, tools, fuzz-replay and
-#       kernel library kit suites. The first report stops the test process
-#       (halt_on_error, abort_on_error), LeakSanitizer checks every test
-#       process at exit. The portable and xnnpack kernel suites are left
-#       out (over five minutes of instrumented compiling and testing on a
-#       2-core machine, most of it the crosschecks of their numbers): both
-#       sets run under ASan and UBSan in the fuzz build, every operator
-#       called with random shapes and arguments (scripts/fuzz-smoke.sh),
-#       and here under the fuzz suite's replay of their corpora and
-#       regression inputs (the portable set also under the runtime suite). The quantized suite
-#       stays: its low-bit kernels index packed layouts with tails and
-#       padding.
+#    a. the registry, runtime, tools, fuzz-replay and kernel library kit
+#       suites: the C++ that parses programs, .npy files and command lines,
+#       reads kernels' arguments and indexes the registry. The first report
+#       stops the test process (halt_on_error, abort_on_error),
+#       LeakSanitizer checks every test process at exit. The kernel sets'
+#       own suites (portable, quantized, xnnpack) are left out: over ten
+#       minutes of instrumented compiling and testing (five of a 2-core
+#       machine's wall clock), most of it cross-checks of their numbers,
+#       while every operator of the three sets runs under ASan and UBSan
+#       in the fuzz build, called
+#       with random shapes and arguments (scripts/fuzz-smoke.sh), and here
+#       under the fuzz suite's replay of their corpora and regression
+#       inputs, the runtime suite's programs and, in step b, the Python
+#       tests that run low-bit, attention and quantized programs. One
+#       kernel test runs: lowbit_linear_test (the low-bit linears' packing
+#       and microkernels, whose tails and padding random arguments rarely
+#       reach).
 #    b. the tests that load the instrumented libraries into Python (suite
 #       'python': the extension module's tests, custom_kernels, the ctypes
 #       torch_crosscheck) with gcc's ASan and UBSan runtimes LD_PRELOADed into
@@ -110,7 +115,11 @@ configure "$asan_build" "${common[@]}" -Dpython=true -Db_sanitize=address,undefi
 ubsan_options=halt_on_error=1:print_stacktrace=1
 ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=$ubsan_options \
   meson test -C "$asan_build" --print-errorlogs --num-processes "$jobs" --timeout-multiplier 3 \
-    --suite registry --suite quantized --suite runtime --suite tools --suite fuzz --suite kit --no-suite python
+    --suite registry --suite runtime --suite tools --suite fuzz --suite kit --no-suite python
+# One kernel test stays: the low-bit linears' packing and microkernels index
+# packed layouts with tails and padding that random arguments rarely reach.
+ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=$ubsan_options \
+  meson test -C "$asan_build" --print-errorlogs --timeout-multiplier 3 lowbit_linear_test
 elapsed "ASan + UBSan build and tests" "$start"
 
 echo "=== Python under AddressSanitizer + UndefinedBehaviorSanitizer"
