@@ -13,14 +13,13 @@
 #       minutes of instrumented compiling and testing (five of a 2-core
 #       machine's wall clock), most of it cross-checks of their numbers,
 #       while every operator of the three sets runs under ASan and UBSan
-#       in the fuzz build, called
-#       with random shapes and arguments (scripts/fuzz-smoke.sh), and here
-#       under the fuzz suite's replay of their corpora and regression
-#       inputs, the runtime suite's programs and, in step b, the Python
-#       tests that run low-bit, attention and quantized programs. One
-#       kernel test runs: lowbit_linear_test (the low-bit linears' packing
-#       and microkernels, whose tails and padding random arguments rarely
-#       reach).
+#       in the fuzz build, called with random shapes and arguments
+#       (scripts/fuzz-smoke.sh), and here under the fuzz suite's replay of
+#       their corpora and regression inputs, the runtime suite's programs
+#       and, in step b, the Python tests that run low-bit, attention and
+#       quantized programs. One kernel test runs: lowbit_linear_test (the
+#       low-bit linears' packing and microkernels, whose tails and padding
+#       random arguments rarely reach).
 #    b. the tests that load the instrumented libraries into Python (suite
 #       'python': the extension module's tests, custom_kernels, the ctypes
 #       torch_crosscheck) with gcc's ASan and UBSan runtimes LD_PRELOADed into
@@ -113,13 +112,11 @@ echo "=== AddressSanitizer + UndefinedBehaviorSanitizer"
 start=$SECONDS
 configure "$asan_build" "${common[@]}" -Dpython=true -Db_sanitize=address,undefined "-Dcpp_args=-g1 $ubsan_scope"
 ubsan_options=halt_on_error=1:print_stacktrace=1
-ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=$ubsan_options \
-  meson test -C "$asan_build" --print-errorlogs --num-processes "$jobs" --timeout-multiplier 3 \
-    --suite registry --suite runtime --suite tools --suite fuzz --suite kit --no-suite python
-# One kernel test stays: the low-bit linears' packing and microkernels index
-# packed layouts with tails and padding that random arguments rarely reach.
-ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=$ubsan_options \
-  meson test -C "$asan_build" --print-errorlogs --timeout-multiplier 3 lowbit_linear_test
+step_a_env=(ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=$ubsan_options)
+env "${step_a_env[@]}" meson test -C "$asan_build" --print-errorlogs --num-processes "$jobs" --timeout-multiplier 3 \
+  --suite registry --suite runtime --suite tools --suite fuzz --suite kit --no-suite python
+# One kernel test stays (see above).
+env "${step_a_env[@]}" meson test -C "$asan_build" --print-errorlogs --timeout-multiplier 3 lowbit_linear_test
 elapsed "ASan + UBSan build and tests" "$start"
 
 echo "=== Python under AddressSanitizer + UndefinedBehaviorSanitizer"
