@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <optional>
@@ -130,6 +131,25 @@ const uint8_t* mask_row(const Attention& a, int64_t b, int64_t h, int64_t t) {
          t * a.mask_strides[2];
 }
 
+// The first and one past the last nonzero byte of bytes[0, n) ({n, n}
+// when none), eight bytes at a time: a causal mask row is mostly a run of
+// zeros, the future, that a byte at a time would spend longer scanning
+// than the scores take.
+detail::Span nonzero_bytes(const uint8_t* bytes, int64_t n) {
+  constexpr int64_t kWord = sizeof(uint64_t);
+  const auto zero_word = [&](int64_t at) {
+    uint64_t word;
+    std::memcpy(&word, bytes + at, sizeof word);
+    return word == 0;
+  };
+  int64_t begin = 0, end = n;
+  while (begin + kWord <= end && zero_word(begin)) begin += kWord;
+  while (begin < end && bytes[begin] == 0) ++begin;
+  while (end - kWord >= begin && zero_word(end - kWord)) end -= kWord;
+  while (end > begin && bytes[end - 1] == 0) --end;
+  return begin < end ? detail::Span{begin, end} : detail::Span{n, n};
+}
+
 // The positions rows t0 .. t0 + rows of head h attend, from each row's
 // first position the mask keeps to its last (all of them without a mask):
 // only those are scored, a causal mask's future is not read.
@@ -142,6 +162,10 @@ void attended_spans(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_
     }
     const uint8_t* m = mask_row(a, b, h, t0 + r);
     const int64_t step = a.mask_strides[3];
+    if (step == 1) {
+      spans[r] = nonzero_bytes(m, length);
+      continue;
+    }
     int64_t begin = 0, end = length;
     while (begin < end && m[begin * step] == 0) ++begin;
     while (end > begin && m[(end - 1) * step] == 0) --end;
@@ -150,16 +174,16 @@ void attended_spans(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_
 }
 
 // scores[r, s] = scores[r, s] * scale / divisor, then masked_score where the
-// mask is false (outside a row's span, which was not scored, all of it).
+// mask is false, for s in the row's span (the rest was not scored: its
+// masked_score comes with the softmax, where it matters).
 void scale_and_mask(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_t rows, int64_t length,
                     const detail::Span* spans, float* scores) {
+  const float scale = a.scale, divisor = a.divisor;  // locals: the row cannot alias them, so the loop vectorises
   for (int64_t r = 0; r < rows; ++r) {
     float* row = scores + r * length;
     const detail::Span span = spans[r];
-    for (int64_t s = span.begin; s < span.end; ++s) row[s] = row[s] * a.scale / a.divisor;
+    for (int64_t s = span.begin; s < span.end; ++s) row[s] = row[s] * scale / divisor;
     if (!a.mask) continue;
-    std::fill(row, row + span.begin, a.masked_score_value);
-    std::fill(row + span.end, row + length, a.masked_score_value);
     const uint8_t* m = mask_row(a, b, h, t0 + r);
     for (int64_t s = span.begin; s < span.end; ++s)
       if (m[s * a.mask_strides[3]] == 0) row[s] = a.masked_score_value;
@@ -169,8 +193,9 @@ void scale_and_mask(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_
 // A row's softmax, over its span alone when every position outside it
 // would come out exactly 0 (exp(masked_score - max) is 0 and the span holds
 // no NaN): the same bits as the whole row's, whose sum only adds those
-// zeros, without an exponential per masked position. Else the whole row.
-void softmax_of_row(const Attention& a, float* row, int64_t length, detail::Span span) {
+// zeros, without an exponential per masked position; true then. Else the
+// whole row, masked_score outside the span; false.
+bool softmax_of_row(const Attention& a, float* row, int64_t length, detail::Span span) {
   const bool masked_outside = a.mask && (span.begin > 0 || span.end < length);
   if (masked_outside && span.begin < span.end) {
     float max = -std::numeric_limits<float>::infinity();
@@ -185,22 +210,25 @@ void softmax_of_row(const Attention& a, float* row, int64_t length, detail::Span
       detail::softmax_row(row + span.begin, row + span.begin, span.end - span.begin);
       std::fill(row, row + span.begin, 0.0f);
       std::fill(row + span.end, row + length, 0.0f);
-      return;
+      return true;
     }
   }
+  if (masked_outside) {
+    std::fill(row, row + span.begin, a.masked_score_value);
+    std::fill(row + span.end, row + length, a.masked_score_value);
+  }
   detail::softmax_row(row, row, length);
+  return false;
 }
 
-// The positions of each row from its first probability that is not zero to
-// its last: the values product skips the rest (a masked future, typically).
-void weighted_spans(const float* probabilities, int64_t rows, int64_t length, detail::Span* spans) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* p = probabilities + r * length;
-    int64_t begin = 0, end = length;
-    while (begin < end && p[begin] == 0.0f) ++begin;
-    while (end > begin && p[end - 1] == 0.0f) --end;
-    spans[r] = {begin, end};
-  }
+// The positions of a row from its first probability that is not zero to
+// its last, looked for within `within` (every probability outside it is
+// zero): the values product skips the rest (a masked future, typically).
+detail::Span weighted_span(const float* p, int64_t length, detail::Span within) {
+  int64_t begin = within.begin, end = within.end;
+  while (begin < end && p[begin] == 0.0f) ++begin;
+  while (end > begin && p[end - 1] == 0.0f) --end;
+  return begin < end ? detail::Span{begin, end} : detail::Span{length, length};
 }
 
 // Scratch for one block: the query rows promoted to float64, their scores
@@ -236,8 +264,11 @@ void attend_group(const Attention& a, int64_t b, int64_t kv, int64_t group, int6
   detail::attention_scores(scratch.query.data(), group * rows, key, value, length, depth, spans, scores);
   for (int64_t g = 0; g < group; ++g)
     scale_and_mask(a, b, h0 + g, t0, rows, length, spans + g * rows, scores + g * rows * length);
-  for (int64_t r = 0; r < group * rows; ++r) softmax_of_row(a, scores + r * length, length, spans[r]);
-  weighted_spans(scores, group * rows, length, spans);
+  for (int64_t r = 0; r < group * rows; ++r) {
+    float* row = scores + r * length;
+    const bool zero_outside = softmax_of_row(a, row, length, spans[r]);
+    spans[r] = weighted_span(row, length, zero_outside ? spans[r] : detail::Span{0, length});
+  }
   float* o_head = o.data_as<float>() + b * o.stride(0) + h0 * o.stride(1) + t0 * o.stride(2);
   if (rows == 1) {  // one row per head: the group's output rows are o.stride(1) apart
     detail::attention_values(scores, group, length, value, v.size(3), spans, o_head, o.stride(1), o.stride(3));

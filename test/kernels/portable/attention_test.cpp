@@ -3,7 +3,8 @@
 // documented order, and the unfused chain's results (bmm's scores) to
 // rounding, for heads shared by several queries,
 // masks of every broadcast, keys in a transposed layout and prompts longer
-// than one block of scores, on every SIMD target and on 1, 2 and 3 threads;
+// than one block of scores, finite masked scores and masks of other
+// steps, on every SIMD target and on 1, 2 and 3 threads;
 // cache positions no row attends left unread; a masked-out row; zero
 // sizes; every error.
 #include <pthreadpool.h>
@@ -215,6 +216,36 @@ TEST_CASE("attention: two and three threads give one thread's bits", "[portable]
                                one_unmasked) == -1);
       }
     });
+  }
+}
+
+// A finite masked score leaves masked positions a probability, so each
+// row's softmax covers the whole row (masked_score outside the positions
+// scored); masks whose positions are not adjacent bytes: stored transposed,
+// and [T, 1] broadcast over the positions (step 0, rows kept or masked whole).
+TEST_CASE("attention: a finite masked score, and masks read with other steps", "[portable][attention]") {
+  auto rng = et_ops::test::seeded_rng(14);
+  for (const Case& c : kCases) {
+    INFO("B " << c.batch << " H " << c.heads << " Hkv " << c.kv_heads << " T " << c.rows << " S " << c.length);
+    const Operands o(c, rng);
+    const Mask transposed({c.rows, c.length}, causal(c.rows, c.length), {1, 0});
+    std::vector<uint8_t> per_row;
+    for (int64_t t = 0; t < c.rows; ++t) per_row.push_back(t % 3 == 1 ? 0 : 1);
+    const Mask whole_rows({c.rows, 1}, per_row);
+    const auto finite_causal = chain(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -1.0);
+    const auto finite_batch = chain(c, o.q, o.k, o.v, &o.batch_mask, 1.0, kDivisor, 0.5);
+    const auto transposed_chain = chain(c, o.q, o.k, o.v, &transposed, 1.0, kDivisor, -kInf);
+    const auto rows_chain = chain(c, o.q, o.k, o.v, &whole_rows, 1.0, kDivisor, -kInf);
+    et_ops::test::for_each_simd_target([&] {
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -1.0), finite_causal) == -1);
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, &o.batch_mask, 1.0, kDivisor, 0.5), finite_batch) == -1);
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, &transposed, 1.0, kDivisor, -kInf), transposed_chain) == -1);
+      CHECK(first_difference(fused(c, o.q, o.k, o.v, &whole_rows, 1.0, kDivisor, -kInf), rows_chain) == -1);
+    });
+    if (c.rows > 1 && c.length > c.rows) {
+      const auto infinite_causal = chain(c, o.q, o.k, o.v, &o.rows_mask, 1.0, kDivisor, -kInf);
+      CHECK(first_difference(finite_causal, infinite_causal) != -1);  // the masked positions weigh in
+    }
   }
 }
 

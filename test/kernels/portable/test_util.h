@@ -91,8 +91,8 @@ std::vector<uint64_t> bits_of(const std::vector<T>& values) {
 
 // A bool tensor: bytes, retyped (std::vector<bool> has no data()).
 struct BoolTensor : Owned<uint8_t> {
-  BoolTensor(std::vector<int64_t> sizes, const std::vector<uint8_t>& values)
-      : Owned<uint8_t>(std::move(sizes), values) {
+  BoolTensor(std::vector<int64_t> sizes, const std::vector<uint8_t>& values, std::vector<uint8_t> dim_order = {})
+      : Owned<uint8_t>(std::move(sizes), values, std::move(dim_order)) {
     retype(DType::Bool);
   }
 };
