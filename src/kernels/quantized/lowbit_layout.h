@@ -95,12 +95,13 @@ struct TokenView {
   float scale;
 };
 
-// out[i * stride + r], i < count, r < kBlockRows: the documented chain of
-// block row r for token i: acc = 0; for g ascending: acc = fl32(acc +
+// out[j * block_stride + i * stride + r], j < block_count, i < count, r <
+// kBlockRows: the documented chain of row r of blocks[j] (blocks of one
+// layer) for token i: acc = 0; for g ascending: acc = fl32(acc +
 // fl32(fl32(P_g) * scale_g)); then fl32(fl32(acc - fl32(fl32(z) * C)) *
 // token scale), then fl32(+ block.bias[r]) (C: the row's scaled_sums).
-void dynamic_block(const BlockView& block, const TokenView* tokens, std::size_t count, float* out,
-                   std::size_t stride);
+void dynamic_blocks(const BlockView* blocks, std::size_t block_count, const TokenView* tokens, std::size_t count,
+                    float* out, std::size_t block_stride, std::size_t stride);
 
 // The block's weights as float32 [K][kBlockRows], unscaled: fl32(w).
 void integer_weights(const BlockView& block, std::size_t group_size, float* out);

@@ -24,6 +24,7 @@
 #include <pthreadpool.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -223,25 +224,33 @@ bool whole_block(const Product& p, std::size_t block) {
 constexpr std::size_t kBatch = 64;
 
 void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
+  if (first == end) return;
   const lowbit::Geometry& g = p.state->weights.geometry;
   const Activations& a = *p.activations;
   std::vector<lowbit::TokenView> tokens;
   for (std::size_t t = 0; t < p.tokens; ++t)
     tokens.push_back({a.q.data() + t * g.groups * g.padded_group, a.shifts.data() + t * g.groups,
                       static_cast<int32_t>(a.zero_points[t]), static_cast<float>(a.scales[t])});
-  std::vector<float> values(std::min(p.tokens, kBatch) * kBlockRows);
+  // Whole blocks write their outputs in place, consecutive in each output
+  // row, kBatch blocks a call (the kernel pairs neighbours).
+  const std::size_t whole_end = whole_block(p, end - 1) ? end : end - 1;
+  std::array<lowbit::BlockView, kBatch> blocks;
+  for (std::size_t b0 = first; b0 < whole_end; b0 += kBatch) {
+    const std::size_t count = std::min(kBatch, whole_end - b0);
+    for (std::size_t i = 0; i < count; ++i) {
+      const float* bias = p.bias == nullptr ? nullptr : p.bias + (b0 + i) * kBlockRows;
+      blocks[i] = lowbit::block_view(p.state->weights, b0 + i, bias);
+    }
+    lowbit::dynamic_blocks(blocks.data(), count, tokens.data(), p.tokens, p.y + b0 * kBlockRows, kBlockRows, g.out);
+  }
+  if (whole_end == end) return;
   float bias[kBlockRows];
-  for (std::size_t b = first; b < end; ++b) {
-    const lowbit::BlockView block = lowbit::block_view(p.state->weights, b, block_bias(p, b, bias));
-    if (whole_block(p, b)) {
-      lowbit::dynamic_block(block, tokens.data(), p.tokens, p.y + b * kBlockRows, g.out);
-      continue;
-    }
-    for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
-      const std::size_t count = std::min(kBatch, p.tokens - t0);
-      lowbit::dynamic_block(block, tokens.data() + t0, count, values.data(), kBlockRows);
-      for (std::size_t i = 0; i < count; ++i) store_rows(p, b, t0 + i, values.data() + i * kBlockRows);
-    }
+  const lowbit::BlockView part = lowbit::block_view(p.state->weights, whole_end, block_bias(p, whole_end, bias));
+  std::vector<float> values(std::min(p.tokens, kBatch) * kBlockRows);
+  for (std::size_t t0 = 0; t0 < p.tokens; t0 += kBatch) {
+    const std::size_t count = std::min(kBatch, p.tokens - t0);
+    lowbit::dynamic_blocks(&part, 1, tokens.data() + t0, count, values.data(), kBlockRows, kBlockRows);
+    for (std::size_t i = 0; i < count; ++i) store_rows(p, whole_end, t0 + i, values.data() + i * kBlockRows);
   }
 }
 

@@ -260,11 +260,15 @@ const Problem kProblems[] = {
     {1, 768, 8, 32, true, true},   {17, 256, 3, 128, true, false}, {2, 36, 33, 12, true, true},
     {3, 30, 40, 30, false, true},  {2, 256, 48, 32, true, false},
     // The kernels' tile remainders: tokens 1 to 17 against tiles of 2 to 8
-    // tokens, 8 blocks against the weight-only decode's tiles of 2 to 6
-    // blocks (N = 117: a part block), groups padded to whole chunks.
+    // tokens (6 against two blocks at once with VNNI), 8 blocks against the
+    // weight-only decode's tiles of 2 to 6 blocks (N = 117: a part block),
+    // groups padded to whole chunks.
     {1, 36, 117, 12, true, true},  {2, 30, 117, 10, true, true},  {7, 24, 117, 12, true, false},
     {5, 48, 70, 24, true, true},   {9, 64, 37, 16, true, true},   {1, 14, 117, 14, false, false},
     {3, 30, 117, 30, false, true}, {9, 64, 37, 64, false, true},  {17, 20, 21, 20, false, false},
+    // More whole blocks than one call of the kernel takes (64), in pairs
+    // with VNNI and enough tokens, and a part block.
+    {7, 32, 1049, 32, true, true},  {13, 32, 1040, 32, false, false},
 };
 
 TEST_CASE("linear_8da4w / 8da8w: the documented order bit for bit, the same bytes on every target", "[lowbit]") {
