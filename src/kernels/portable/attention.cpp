@@ -131,11 +131,11 @@ const uint8_t* mask_row(const Attention& a, int64_t b, int64_t h, int64_t t) {
          t * a.mask_strides[2];
 }
 
-// The first and one past the last nonzero byte of bytes[0, n) ({n, n}
-// when none), eight bytes at a time: a causal mask row is mostly a run of
-// zeros, the future, that a byte at a time would spend longer scanning
-// than the scores take.
-detail::Span nonzero_bytes(const uint8_t* bytes, int64_t n) {
+// The first and one past the last nonzero of the n bytes `step` apart
+// from `bytes` ({n, n} when none). Adjacent bytes (step 1) go eight at a
+// time first: a causal mask row is mostly a run of zeros, the future, that
+// a byte at a time would spend longer scanning than the scores take.
+detail::Span nonzero_bytes(const uint8_t* bytes, int64_t step, int64_t n) {
   constexpr int64_t kWord = sizeof(uint64_t);
   const auto zero_word = [&](int64_t at) {
     uint64_t word;
@@ -143,10 +143,12 @@ detail::Span nonzero_bytes(const uint8_t* bytes, int64_t n) {
     return word == 0;
   };
   int64_t begin = 0, end = n;
-  while (begin + kWord <= end && zero_word(begin)) begin += kWord;
-  while (begin < end && bytes[begin] == 0) ++begin;
-  while (end - kWord >= begin && zero_word(end - kWord)) end -= kWord;
-  while (end > begin && bytes[end - 1] == 0) --end;
+  if (step == 1) {
+    while (begin + kWord <= end && zero_word(begin)) begin += kWord;
+    while (end - kWord >= begin && zero_word(end - kWord)) end -= kWord;
+  }
+  while (begin < end && bytes[begin * step] == 0) ++begin;
+  while (end > begin && bytes[(end - 1) * step] == 0) --end;
   return begin < end ? detail::Span{begin, end} : detail::Span{n, n};
 }
 
@@ -155,22 +157,8 @@ detail::Span nonzero_bytes(const uint8_t* bytes, int64_t n) {
 // only those are scored, a causal mask's future is not read.
 void attended_spans(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_t rows, int64_t length,
                     detail::Span* spans) {
-  for (int64_t r = 0; r < rows; ++r) {
-    if (!a.mask) {
-      spans[r] = {0, length};
-      continue;
-    }
-    const uint8_t* m = mask_row(a, b, h, t0 + r);
-    const int64_t step = a.mask_strides[3];
-    if (step == 1) {
-      spans[r] = nonzero_bytes(m, length);
-      continue;
-    }
-    int64_t begin = 0, end = length;
-    while (begin < end && m[begin * step] == 0) ++begin;
-    while (end > begin && m[(end - 1) * step] == 0) --end;
-    spans[r] = {begin, end};
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    spans[r] = a.mask ? nonzero_bytes(mask_row(a, b, h, t0 + r), a.mask_strides[3], length) : detail::Span{0, length};
 }
 
 // scores[r, s] = scores[r, s] * scale / divisor, then masked_score where the

@@ -220,6 +220,10 @@ bool whole_block(const Product& p, std::size_t block) {
   return (block + 1) * kBlockRows <= p.state->weights.geometry.out;
 }
 
+// The end of the whole blocks among [first, end) (first < end): only the
+// layer's last block can be a part one.
+std::size_t whole_blocks_end(const Product& p, std::size_t end) { return whole_block(p, end - 1) ? end : end - 1; }
+
 // Tokens (or blocks) per microkernel call: bounds the scratch of results.
 constexpr std::size_t kBatch = 64;
 
@@ -233,7 +237,7 @@ void dynamic_blocks(const Product& p, std::size_t first, std::size_t end) {
                       static_cast<int32_t>(a.zero_points[t]), static_cast<float>(a.scales[t])});
   // Whole blocks write their outputs in place, consecutive in each output
   // row, kBatch blocks a call (the kernel pairs neighbours).
-  const std::size_t whole_end = whole_block(p, end - 1) ? end : end - 1;
+  const std::size_t whole_end = whole_blocks_end(p, end);
   std::array<lowbit::BlockView, kBatch> blocks;
   for (std::size_t b0 = first; b0 < whole_end; b0 += kBatch) {
     const std::size_t count = std::min(kBatch, whole_end - b0);
@@ -267,7 +271,7 @@ void float_decode_blocks(const Product& p, std::size_t first, std::size_t end) {
   for (std::size_t b = first; b < end; ++b)
     blocks.push_back(lowbit::block_view(p.state->weights, b, block_bias(p, b, biases.data() + (b - first) * kBlockRows)));
   // Consecutive whole blocks' outputs are consecutive in the output row.
-  const std::size_t whole_end = whole_block(p, end - 1) ? end : end - 1;
+  const std::size_t whole_end = whole_blocks_end(p, end);
   for (std::size_t t = 0; t < p.tokens; ++t) {
     const float* x = p.x + t * g.in;
     if (whole_end > first)
