@@ -33,7 +33,9 @@ environment), starting in a fresh directory $HOME/<page> outside the
 repository, with a clean environment: a scratch HOME shared by the pages of
 one run (so a later page finds what an earlier one installed under $HOME),
 the system PATH, and ET_OPS_SOURCE, the et_ops checkout the pages build
-from. --snapshot copies the source's working tree into a git repository in
+from; the caller's compiler cache (CCACHE_DIR, CCACHE_IGNOREOPTIONS), when
+it names one, read-only, so a page's build reuses the objects of an
+identical compile and changes nothing for later runs. --snapshot copies the source's working tree into a git repository in
 the scratch directory first, so pages that build in the checkout (or
 `meson dist` it) leave the real one alone. With --build BUILD the
 environment blocks are replaced by the build tree's environment (its
@@ -244,12 +246,20 @@ def page_script(page, label, options, block_dir):
     return "\n".join(script) + "\n", ran
 
 
+def compiler_cache():
+    """The caller's ccache settings, read-only, or nothing."""
+    if "CCACHE_DIR" not in os.environ:
+        return {}
+    kept = {name: os.environ[name] for name in ("CCACHE_DIR", "CCACHE_IGNOREOPTIONS") if name in os.environ}
+    return {**kept, "CCACHE_READONLY": "1"}
+
+
 def clean_environment(home, source, tmp):
     return {
         "HOME": str(home), "USER": os.environ.get("USER", "root"), "LOGNAME": os.environ.get("USER", "root"),
         "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "SHELL": "/bin/bash", "LANG": "C.UTF-8", "TERM": "dumb", "TMPDIR": str(tmp),
-        "ET_OPS_SOURCE": str(source),
+        "ET_OPS_SOURCE": str(source), **compiler_cache(),
     }
 
 

@@ -9,6 +9,9 @@ packages=(
   python3 python3-dev pybind11-dev python3-numpy python3-torch python3-torchvision python3-torchaudio
   python3-mesonpy python3-pip python3-venv python3-build patchelf
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
+  # A compiler cache Meson uses when installed: the test suite's later builds
+  # (the README's, the selective build's) reuse the objects of its first.
+  ccache
   # Both BLAS Debian offers as libblas.so.3 (OpenBLAS becomes the system's):
   # the examples test exports under each (docs/exporting.md).
   libblas3 liblapack3 libopenblas0-pthread

@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 build=${BUILD_DIR:-build-test}
+# The compiler cache (ccache, which Meson uses) of this suite's builds. The
+# documentation pages build the README's configuration again, without
+# -Werror; leaving -Werror out of the cache key lets them find these objects
+# (they only read the cache: scripts/check_docs.py).
+export CCACHE_DIR=${CCACHE_DIR:-$PWD/$build/ccache}
+export CCACHE_IGNOREOPTIONS=-Werror
 # numpy and torch come from apt, so the tests use Debian's interpreter.
 options=(-Dwerror=true -Dtests=true -Dbenchmarks=true -Dpython_interpreter=/usr/bin/python3)
 if [ -f "$build/build.ninja" ]; then
