@@ -1,6 +1,7 @@
 """A selective build of the kernel libraries for the MLP example (examples/qmlp).
 
-Configures a build directory of its own with -Dselected_programs=qmlp.etp,
+Configures a build directory of its own (BUILD-selective-qmlp, beside the
+full build BUILD) with -Dselected_programs=qmlp.etp,
 builds the kernel libraries and et-ops only, and checks that:
 - et-ops runs the example to its reference output;
 - a program needing an operator the selection left out fails to load with
@@ -23,7 +24,10 @@ import numpy as np
 
 ROOT = os.environ["ET_OPS_SOURCE_ROOT"]
 FULL = os.environ["ET_OPS_BUILD_ROOT"]
-BUILD = os.path.join(FULL, "selective-qmlp")
+# Beside the full build, at the same depth below the source root: the same
+# compile commands for the files the selection does not change (the SIMD
+# kernels), which a compiler cache (ccache) then serves from the full build's.
+BUILD = os.path.normpath(FULL) + "-selective-qmlp"
 MESON = os.environ.get("ET_OPS_MESON", "meson")
 SETS = ("portable", "quantized", "xnnpack")
 
