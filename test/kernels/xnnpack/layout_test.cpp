@@ -68,6 +68,12 @@ TEST_CASE("convert_layout puts every element where the output's dim order says",
       {DType::Int64, {2, 3, 1, 1}, kContiguous, kChannelsLast},  // 1x1: the same bytes either way
       {DType::UInt8, {3, 5, 7}, {2, 0, 1}, {1, 2, 0}},           // other orders and ranks
       {DType::Int8, {37}, {}, {}},                               // a plain copy
+      {DType::Int8, {1, 3, 224, 224}, kContiguous, kChannelsLast},  // an image: tasks split among threads
+      {DType::UInt8, {2, 4, 150, 130}, kContiguous, kChannelsLast},  // four channels
+      {DType::Float32, {3, 2, 21, 19}, kContiguous, kChannelsLast},  // two channels
+      {DType::Float32, {2, 40, 33, 35}, kChannelsLast, kContiguous},  // tiles with remainders, two images
+      {DType::Int8, {1, 1, 9, 11}, kContiguous, kChannelsLast},     // one channel: the same bytes either way
+      {DType::Int16, {3, 4, 5, 6}, kContiguous, {3, 1, 0, 2}},      // no transpose of two blocks: element by element
   };
   for (const Case& k : cases) {
     INFO("dtype " << et_ops::dtype_name(k.dtype) << ", rank " << k.sizes.size());
