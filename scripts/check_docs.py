@@ -35,8 +35,9 @@ one run (so a later page finds what an earlier one installed under $HOME),
 the system PATH, and ET_OPS_SOURCE, the et_ops checkout the pages build
 from; the caller's compiler cache (CCACHE_DIR, CCACHE_IGNOREOPTIONS), when
 it names one, read-only, so a page's build reuses the objects of an
-identical compile and changes nothing for later runs. --snapshot copies the source's working tree into a git repository in
-the scratch directory first, so pages that build in the checkout (or
+identical compile and changes nothing for later runs. --snapshot copies
+the source's working tree into a git repository in the scratch directory
+first, so pages that build in the checkout (or
 `meson dist` it) leave the real one alone. With --build BUILD the
 environment blocks are replaced by the build tree's environment (its
 et-ops on PATH, its Python package on PYTHONPATH, its uninstalled

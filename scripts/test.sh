@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 build=${BUILD_DIR:-build-test}
-# The compiler cache (ccache, which Meson uses) of this suite's builds. The
+# The compiler cache (ccache, which Meson uses) of this suite's builds: the
+# selective build (test/scripts) finds the SIMD kernels here, and the
 # documentation pages build the README's configuration again, without
 # -Werror; leaving -Werror out of the cache key lets them find these objects
 # (they only read the cache: scripts/check_docs.py).

@@ -80,8 +80,10 @@ struct Transpose {
 };
 
 // The transpose that takes self's memory order P X Y (P shared, X and Y
-// blocks of dimensions) to out's P Y X, if out's order is that; a layout
-// that is self's own is one with a single row.
+// blocks of dimensions, so rows and cols above 1) to out's P Y X, if out's
+// order is that; a layout that is self's own is one with a single row.
+// (detail::dim_order_of keeps size-1 dimensions in its sort, and its order
+// of the others can come out wrong around them: this order leaves them out.)
 std::optional<Transpose> as_transpose(TensorRef self, TensorRef out) {
   const std::vector<int64_t> from = memory_order(self), to = memory_order(out);
   const auto size_of = [&](auto first, auto last) {
@@ -164,7 +166,7 @@ void transpose(TensorRef self, TensorRef out, const Transpose& t, const RunEnvir
 void convert(TensorRef self, TensorRef out, const RunEnvironment& env) {
   if (self.numel() == 0) return;
   const std::optional<Transpose> t = as_transpose(self, out);
-  if (t && (t->rows == 1 || t->cols == 1)) {
+  if (t && t->rows == 1) {  // self's own memory order: the bytes as they are
     std::memcpy(out.data(), self.data(), std::size_t(self.numel()) * dtype_size(self.dtype()));
     return;
   }
