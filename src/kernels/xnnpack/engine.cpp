@@ -146,12 +146,20 @@ bool has_dim_order(TensorRef t, const int64_t* order) {
   return true;
 }
 
+std::vector<int64_t> memory_order(TensorRef t) {
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return t.stride(a) > t.stride(b); });
+  return order;
+}
+
 std::vector<int64_t> dim_order_of(TensorRef t) {
-  std::vector<int64_t> order(static_cast<std::size_t>(t.dim()));
-  std::iota(order.begin(), order.end(), int64_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return t.size(a) > 1 && t.size(b) > 1 && t.stride(a) > t.stride(b);
-  });
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) == 1) order.push_back(d);
+  const std::vector<int64_t> moving = memory_order(t);
+  order.insert(order.end(), moving.begin(), moving.end());
   return order;
 }
 

@@ -64,16 +64,6 @@ void by_element_size(TensorRef self, const F& f) {
   }
 }
 
-// The dimensions of size above 1, outermost in memory first (size-1
-// dimensions move no element).
-std::vector<int64_t> memory_order(TensorRef t) {
-  std::vector<int64_t> order;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) > 1) order.push_back(d);
-  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return t.stride(a) > t.stride(b); });
-  return order;
-}
-
 // self's memory seen as [outer, rows, cols] and out's as [outer, cols, rows].
 struct Transpose {
   int64_t outer = 1, rows = 1, cols = 1;
@@ -82,10 +72,9 @@ struct Transpose {
 // The transpose that takes self's memory order P X Y (P shared, X and Y
 // blocks of dimensions, so rows and cols above 1) to out's P Y X, if out's
 // order is that; a layout that is self's own is one with a single row.
-// (detail::dim_order_of keeps size-1 dimensions in its sort, and its order
-// of the others can come out wrong around them: this order leaves them out.)
+// (Size-1 dimensions move no element: memory_order leaves them out.)
 std::optional<Transpose> as_transpose(TensorRef self, TensorRef out) {
-  const std::vector<int64_t> from = memory_order(self), to = memory_order(out);
+  const std::vector<int64_t> from = detail::memory_order(self), to = detail::memory_order(out);
   const auto size_of = [&](auto first, auto last) {
     int64_t n = 1;
     for (auto d = first; d != last; ++d) n *= self.size(*d);

@@ -62,6 +62,8 @@ TEST_CASE("add agrees with the quantized addition's reference", "[xnnpack][add]"
       {{1, 8, 3, 5}, kChannelsLast, 0.02, 3, 90},  // a fused relu at the zero point, clamped above
       {{1, 13, 5, 7}, kChannelsLast, 0.07, -128, 127, {1, 13, 1, 1}, {}},  // a per-channel term, broadcast
       {{2, 3, 4}, {}, 0.07, -128, 127, {2, 1, 4}, {}},                      // broadcast in the middle
+      {{2, 3, 1, 4}, kChannelsLast},  // channels-last with a height of 1 (a row of pixels)
+      {{2, 3, 1, 4}, kChannelsLast, 0.07, -128, 127, {2, 3, 1, 1}, kChannelsLast},  // ... and a per-channel term
   };
   for (const Case& k : cases) {
     Add add(k);

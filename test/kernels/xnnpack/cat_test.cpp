@@ -78,6 +78,8 @@ TEST_CASE("cat joins int8 tensors in their dim order", "[xnnpack][cat]") {
       {{{2, 3, 4}, {1, 3, 4}, {3, 3, 4}}, 0, {}},                                       // the outermost dimension
       {{{2, 3, 4}, {2, 3, 1}}, 2, {}},                                                  // the innermost dimension
       {{{1, 8, 1, 1}, {1, 4, 1, 1}}, 1, {}},                                            // pooled features
+      {{{2, 3, 1, 4}, {2, 5, 1, 4}}, 1, kChannelsLast},                                 // a height of 1
+      {{{2, 3, 1, 4}, {2, 3, 1, 2}}, 3, kChannelsLast},                                 // ... along its width
   };
   for (const Case& k : cases) {
     Cat cat(k);

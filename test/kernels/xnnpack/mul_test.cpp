@@ -57,6 +57,8 @@ TEST_CASE("mul gives the reference path's bytes, broadcasting", "[xnnpack][mul]"
       {{2, 1, 5}, {1, 4, 1}, {2, 4, 5}, {}, {}, {}},                 // both broadcast
       {{37}, {1}, {37}, {}, {}, {}, 0.0004},                         // a small output scale: both ends saturate
       {{1, 8, 6, 5}, {1, 8, 1, 1}, {1, 8, 6, 5}, cl, {}, cl, 0.004, 3, 90},  // a clamp (relu) folded in
+      {{2, 3, 1, 4}, {2, 3, 1, 4}, {2, 3, 1, 4}, cl, cl, cl},       // channels-last, a height of 1
+      {{2, 3, 1, 4}, {2, 3, 1, 1}, {2, 3, 1, 4}, cl, cl, cl},       // ... scaled per channel
   };
   for (const Case& k : cases) {
     Mul mul(k);
