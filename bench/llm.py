@@ -58,18 +58,9 @@ the script.
 import os
 import sys
 
-def _isa_of(argv):
-    """--isa's value, either spelling, read before argparse runs."""
-    for i, argument in enumerate(argv):
-        if argument.startswith("--isa="):
-            return argument.split("=", 1)[1]
-        if argument == "--isa" and i + 1 < len(argv):
-            return argv[i + 1]
-    return "native"
+import isa_cap  # noqa: E402  (bench/isa_cap.py, beside this script)
 
-
-if _isa_of(sys.argv) == "avx2":  # before torch and the kernels load
-    os.environ.update(ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2", ET_OPS_SIMD_MAX_ISA="avx2")
+isa_cap.apply(sys.argv)  # before torch and the kernels load
 
 import argparse
 import contextlib
@@ -434,7 +425,7 @@ def main():
                         help="the N of the run-state memory report (0: none)")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--chart", help="also draw the speeds to this PNG (python3-matplotlib)")
-    parser.add_argument("--isa", choices=("native", "avx2"), default="native")
+    parser.add_argument("--isa", choices=isa_cap.CHOICES, default="native")
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     args.schemes = args.schemes.split(",")

@@ -32,11 +32,12 @@ difference over the mean absolute float output): what the mapping costs.
 import os
 import sys
 
-# --isa=avx2 measures what an AVX2 machine (no AVX-512) gets: oneDNN (one
-# library, PyTorch's and the int8 set's), aten's kernels and XNNPACK capped
-# to AVX2. Set before torch loads.
-if "--isa=avx2" in sys.argv:
-    os.environ.update(ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2", ET_OPS_XNNPACK_MAX_ISA="avx2")
+# --isa avx2 measures what an AVX2 machine (no AVX-512) gets: oneDNN (one
+# library, PyTorch's and the int8 set's), aten's kernels, XNNPACK and the
+# kernel sets' SIMD paths capped to AVX2. Set before torch loads.
+import isa_cap  # noqa: E402  (bench/isa_cap.py, beside this script)
+
+isa_cap.apply(sys.argv)
 
 import argparse
 import copy
@@ -204,8 +205,9 @@ def main():
     parser.add_argument("--mapping", choices=("qnnpack", "x86", "fbgemm"),
                         help="quantize every row with this qconfig mapping (default: each PyTorch engine its own, "
                              "et_ops qnnpack's)")
-    parser.add_argument("--isa", choices=("native", "avx2"), default="native",
-                        help="avx2: cap PyTorch (oneDNN, aten) and XNNPACK to AVX2, as on an AVX2-only machine")
+    parser.add_argument("--isa", choices=isa_cap.CHOICES, default="native",
+                        help="avx2: cap PyTorch (oneDNN, aten), XNNPACK and the kernel sets' SIMD paths to AVX2, as on an "
+                             "AVX2-only machine")
     args = parser.parse_args()
     torch.set_num_threads(1)
     results = []
