@@ -259,15 +259,29 @@ bool int32_form_pays_off(const ConvolutionGeometry& g) {
   return g.kernel_height * g.kernel_width > 1 || g.out_channels >= 32;
 }
 
-// Pointwise layers without padding or strides, with at least 32 output
-// channels: an output pixel reads one input pixel, so the pixels that read
+// A 1x1 kernel without padding or strides: an output pixel reads the
+// input pixel at its own position, whatever the image's shape.
+bool pointwise(const ConvolutionGeometry& g) {
+  return g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
+         g.padding_height == 0 && g.padding_width == 0;
+}
+
+// A pointwise layer's image as one pixel a row (the same pixels in the same
+// order), so that tiles split its pixels evenly: a 7x7 image's 49 pixels
+// into 25 and 24 on two threads, where its rows split 4 against 3.
+ConvolutionGeometry as_pixel_rows(ConvolutionGeometry g) {
+  g.in_height = g.in_height * g.in_width;
+  g.out_height = g.out_height * g.out_width;
+  g.in_width = 1;
+  g.out_width = 1;
+  return g;
+}
+
+// Pointwise layers with at least 32 output channels: the pixels that read
 // bytes beyond the window can be gathered and handed to XNNPACK
 // (OnednnOutcome::ran_but_pixels), which computes them exactly at its own
 // speed, far faster than compute_pixels().
-bool pixels_to_xnnpack(const ConvolutionGeometry& g) {
-  return g.out_channels >= 32 && g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 &&
-         g.stride_width == 1 && g.padding_height == 0 && g.padding_width == 0;
-}
+bool pixels_to_xnnpack(const ConvolutionGeometry& g) { return g.out_channels >= 32 && pointwise(g); }
 
 // The layer's int32 form, where oneDNN has one within the memory limit
 // (else its runs with many bytes beyond the window run on XNNPACK).
@@ -297,7 +311,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
   auto layer = std::make_unique<Layer>();
   Layer& l = *layer;
   l.input_kind = input_kind;
-  l.g = s.geometry;
+  l.g = pointwise(s.geometry) ? as_pixel_rows(s.geometry) : s.geometry;
   l.weights = s.weights.data();
   l.bias = s.bias;
   l.scales.resize(l.g.out_channels);
@@ -585,14 +599,11 @@ OnednnOutcome OnednnConvolution::run(KernelContext& ctx, const char* op, OnednnR
         for (Block& b : t.blocks) {
           b.accumulators.set_data_handle(t.accumulators.data());
           execute(b.convolution, b.input, b.weights, b.accumulators, b.scratchpad, t.stream);
-          for (int64_t y = b.r0; y < b.r1; ++y) {
-            int32_t* row_accumulators = t.accumulators.data() + std::size_t(y - b.r0) * row;
-            if (!r.outside.empty())
-              correct_accumulators(l.g, l.weights_by_tap.data(), clamped, std::size_t(t.image), y, 1, t.correction,
-                                   row_accumulators);
-            requantize(row_accumulators, l.g.out_width, l.g.out_channels, q, tile_out + std::size_t(y - t.r0) * row,
-                       l.g.out_channels);
-          }
+          if (!r.outside.empty())
+            correct_accumulators(l.g, l.weights_by_tap.data(), clamped, std::size_t(t.image), b.r0, b.r1 - b.r0,
+                                 t.correction, t.accumulators.data());
+          requantize(t.accumulators.data(), std::size_t(b.r1 - b.r0) * l.g.out_width, l.g.out_channels, q,
+                     tile_out + std::size_t(b.r0 - t.r0) * row, l.g.out_channels);
         }
       } catch (const std::exception& e) {
         std::call_once(first, [&] { error = e.what(); });
