@@ -4,7 +4,16 @@
 # Exits non-zero when anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+
+# Runs a step and prints how long it took (CI keeps an eye on its budget).
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  printf '=== step %s: %d s\n' "$name" "$((SECONDS - start))"
+}
+
+step dependencies scripts/install-deps.sh
 
 build=${BUILD_DIR:-build-test}
 # The compiler cache (ccache, which Meson uses) of this suite's builds: the
@@ -17,20 +26,20 @@ export CCACHE_IGNOREOPTIONS=-Werror
 # numpy and torch come from apt, so the tests use Debian's interpreter.
 options=(-Dwerror=true -Dtests=true -Dbenchmarks=true -Dpython_interpreter=/usr/bin/python3)
 if [ -f "$build/build.ninja" ]; then
-  meson setup "$build" --reconfigure "${options[@]}"
+  step configure meson setup "$build" --reconfigure "${options[@]}"
 else
-  meson setup "$build" "${options[@]}"
+  step configure meson setup "$build" "${options[@]}"
 fi
-ninja -C "$build"
-meson test -C "$build" --print-errorlogs --num-processes 2
+step build ninja -C "$build"
+step tests meson test -C "$build" --print-errorlogs --num-processes 2
 # Install the build and consume it three ways (pkg-config, Meson, CMake).
-scripts/test-packaging.sh "$build"
+step packaging scripts/test-packaging.sh "$build"
 # Build the Python wheel, install it into a fresh virtual environment and
 # build C++ consumers and an embedded-Python host against its SDK.
-scripts/test-wheel.sh
+step wheel scripts/test-wheel.sh
 # Every page of the documentation followed as written, from a scratch
 # directory and HOME outside the repository (README, quick start, ...).
-scripts/test-docs.sh
+step docs scripts/test-docs.sh
 # The sanitizer builds and the fuzz smoke test (docs/hardening.md).
-scripts/test-sanitizers.sh
-scripts/fuzz-smoke.sh
+step sanitizers scripts/test-sanitizers.sh
+step fuzz scripts/fuzz-smoke.sh
