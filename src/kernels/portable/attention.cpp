@@ -161,20 +161,41 @@ void attended_spans(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_
     spans[r] = a.mask ? nonzero_bytes(mask_row(a, b, h, t0 + r), a.mask_strides[3], length) : detail::Span{0, length};
 }
 
+// row[s] = masked where m[s] is 0, for s in span, as a select of bits: a
+// loop the compiler vectorises (it keeps a float select, or a conditional
+// store, a byte at a time). The same bits as the assignment.
+void mask_contiguous(const uint8_t* m, float masked, detail::Span span, float* row) {
+  uint32_t masked_bits;
+  std::memcpy(&masked_bits, &masked, sizeof masked_bits);
+  for (int64_t s = span.begin; s < span.end; ++s) {
+    uint32_t bits;
+    std::memcpy(&bits, row + s, sizeof bits);
+    const uint32_t keep = 0u - uint32_t(m[s] != 0);
+    bits = (bits & keep) | (masked_bits & ~keep);
+    std::memcpy(row + s, &bits, sizeof bits);
+  }
+}
+
 // scores[r, s] = scores[r, s] * scale / divisor, then masked_score where the
 // mask is false, for s in the row's span (the rest was not scored: its
 // masked_score comes with the softmax, where it matters).
 void scale_and_mask(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_t rows, int64_t length,
                     const detail::Span* spans, float* scores) {
-  const float scale = a.scale, divisor = a.divisor;  // locals: the row cannot alias them, so the loop vectorises
+  // Locals: the row cannot alias them, so the mask loops vectorise.
+  const float scale = a.scale, divisor = a.divisor, masked = a.masked_score_value;
+  const int64_t mask_step = a.mask_strides[3];
   for (int64_t r = 0; r < rows; ++r) {
     float* row = scores + r * length;
     const detail::Span span = spans[r];
-    for (int64_t s = span.begin; s < span.end; ++s) row[s] = row[s] * scale / divisor;
+    detail::scale_scores(row, span, scale, divisor);
     if (!a.mask) continue;
     const uint8_t* m = mask_row(a, b, h, t0 + r);
+    if (mask_step == 1) {
+      mask_contiguous(m, masked, span, row);
+      continue;
+    }
     for (int64_t s = span.begin; s < span.end; ++s)
-      if (m[s * a.mask_strides[3]] == 0) row[s] = a.masked_score_value;
+      if (m[s * mask_step] == 0) row[s] = masked;
   }
 }
 
@@ -186,12 +207,7 @@ void scale_and_mask(const Attention& a, int64_t b, int64_t h, int64_t t0, int64_
 bool softmax_of_row(const Attention& a, float* row, int64_t length, detail::Span span) {
   const bool masked_outside = a.mask && (span.begin > 0 || span.end < length);
   if (masked_outside && span.begin < span.end) {
-    float max = -std::numeric_limits<float>::infinity();
-    bool nan = false;
-    for (int64_t s = span.begin; s < span.end && !nan; ++s) {
-      nan = std::isnan(row[s]);
-      max = std::max(max, row[s]);
-    }
+    const auto [max, nan] = detail::span_max(row, span);
     float outside = a.masked_score_value - max;
     if (!nan && a.masked_score_value < max) simd::apply<simd::Unary::Exp>(&outside, &outside, 1, simd::UnaryParams{});
     if (!nan && a.masked_score_value < max && outside == 0.0f) {

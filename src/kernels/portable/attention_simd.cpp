@@ -6,11 +6,14 @@
 // values product keeps float64 sums of neighbouring output columns. Query
 // rows go in tiles of up to four, so each key and value row is loaded once
 // per tile. A fused multiply-add changes nothing: every product of two
-// float32 values is exact in float64.
+// float32 values is exact in float64. The row loops between the products
+// (scaling, the largest score) are here too, for the target's width.
 #define HWY_TARGET_INCLUDE "attention_simd.cpp"
 #include "common/hwy_per_target.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include <hwy/cache_control.h>
 
@@ -244,6 +247,38 @@ void AttentionValues(const float* probabilities, int64_t rows, int64_t length, F
   });
 }
 
+void ScaleScores(float* row, Span span, float scale, float divisor) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto times = hn::Set(d, scale), over = hn::Set(d, divisor);
+  int64_t s = span.begin;
+  for (; s + lanes <= span.end; s += lanes)
+    hn::StoreU(hn::Div(hn::Mul(hn::LoadU(d, row + s), times), over), d, row + s);
+  for (; s < span.end; ++s) row[s] = row[s] * scale / divisor;
+}
+
+SpanMax LargestOf(const float* row, Span span) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  float largest = -std::numeric_limits<float>::infinity();
+  auto best = hn::Set(d, largest);
+  auto nan = hn::Zero(du);  // all ones in the lanes where a NaN was seen
+  int64_t s = span.begin;
+  for (; s + lanes <= span.end; s += lanes) {
+    const auto v = hn::LoadU(d, row + s);
+    nan = hn::Or(nan, hn::BitCast(du, hn::VecFromMask(d, hn::IsNaN(v))));
+    best = hn::Max(best, v);
+  }
+  largest = hn::GetLane(hn::MaxOfLanes(d, best));
+  bool any_nan = !hn::AllFalse(du, hn::Ne(nan, hn::Zero(du)));
+  for (; s < span.end; ++s) {
+    any_nan = any_nan || std::isnan(row[s]);
+    largest = std::max(largest, row[s]);
+  }
+  return {largest, any_nan};
+}
+
 ET_OPS_HWY_NAMESPACE_END(et_ops::kernels::portable::detail)
 
 #if HWY_ONCE
@@ -251,6 +286,14 @@ namespace et_ops::kernels::portable::detail {
 
 HWY_EXPORT(AttentionScores);
 HWY_EXPORT(AttentionValues);
+HWY_EXPORT(ScaleScores);
+HWY_EXPORT(LargestOf);
+
+void scale_scores(float* row, Span span, float scale, float divisor) {
+  HWY_DYNAMIC_DISPATCH(ScaleScores)(row, span, scale, divisor);
+}
+
+SpanMax span_max(const float* row, Span span) { return HWY_DYNAMIC_DISPATCH(LargestOf)(row, span); }
 
 void attention_scores(const double* query, int64_t rows, FloatRows key, FloatRows next, int64_t length,
                       int64_t depth, const Span* spans, float* scores) {

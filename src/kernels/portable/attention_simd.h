@@ -1,6 +1,7 @@
 // The two products of et_portable::attention (attention.cpp), vectorised
 // per Highway target with one summation order for all of them, so the
-// bits are the same on every CPU.
+// bits are the same on every CPU; and the loops over a row of scores
+// between them (scaling, the largest score).
 #ifndef ET_OPS_SRC_KERNELS_PORTABLE_ATTENTION_SIMD_H
 #define ET_OPS_SRC_KERNELS_PORTABLE_ATTENTION_SIMD_H
 
@@ -43,6 +44,18 @@ void attention_scores(const double* query, int64_t rows, FloatRows key, FloatRow
 // -0.0, and adding a zero product leaves any other sum as it is).
 void attention_values(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
                       const Span* spans, float* out, int64_t out_row_stride, int64_t out_col_stride);
+
+// row[s] = row[s] * scale / divisor for s in span (mul.Scalar then
+// div.Scalar, each rounded to float32).
+void scale_scores(float* row, Span span, float scale, float divisor);
+
+// The largest of row[span] and whether any of them is NaN (the largest
+// means nothing then). Of zeros of both signs, either may come out.
+struct SpanMax {
+  float max;
+  bool nan;
+};
+SpanMax span_max(const float* row, Span span);
 
 }  // namespace et_ops::kernels::portable::detail
 
