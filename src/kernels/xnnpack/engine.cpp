@@ -157,7 +157,7 @@ std::vector<int64_t> memory_order(TensorRef t) {
 std::vector<int64_t> dim_order_of(TensorRef t) {
   std::vector<int64_t> order;
   for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) == 1) order.push_back(d);
+    if (t.size(d) <= 1) order.push_back(d);  // an empty tensor's too: every dimension has its place
   const std::vector<int64_t> moving = memory_order(t);
   order.insert(order.end(), moving.begin(), moving.end());
   return order;

@@ -55,8 +55,9 @@ bool check_elementwise(KernelContext& ctx, const char* op, std::initializer_list
 bool has_dim_order(TensorRef t, const int64_t* order);
 // t's dimensions of size above 1, outermost first in memory (by stride).
 std::vector<int64_t> memory_order(TensorRef t);
-// Every dimension of t, outermost first: its size-1 dimensions (whose strides
-// say nothing, and which move no element) by index, then memory_order(t).
+// Every dimension of t, outermost first: its dimensions of size 1 or 0
+// (whose strides say nothing, and which move no element) by index, then
+// memory_order(t).
 std::vector<int64_t> dim_order_of(TensorRef t);
 // Operands of a broadcasting binary operator: self, other and out int8, not
 // empty, of out's rank (at most `max_rank`), each dimension out's size or 1,

@@ -100,6 +100,10 @@ TEST_CASE("add names what is wrong with its arguments", "[xnnpack][add]") {
              Contains("other has strides [90, 15, 3, 1], not a dense layout of sizes [1, 6, 5, 3] in out's dim order"));
   CHECK_THAT(message([](Add& a) { a.out = OwnedTensor(DType::Int8, {1, 1, 1, 1, 1, 1, 6, 5, 3}); }),
              Contains("out has 9 dimensions, at most 6 are supported"));
+  // An empty out, with self and other of its rank: named (its dim order is
+  // still every dimension's; a fuzzed input once read past it).
+  CHECK_THAT(message([](Add& a) { a.out = OwnedTensor(DType::Int8, {1, 6, 0, 3}, kChannelsLast); }),
+             Contains("out is empty ([1, 6, 0, 3])"));
   CHECK_THAT(message([](Add& a) { a.self_scale = 0.0; }), Contains("self_scale must be a positive"));
   CHECK_THAT(message([](Add& a) { a.other_scale = -0.03; }), Contains("other_scale must be a positive"));
   CHECK_THAT(message([](Add& a) { a.c.out_scale = std::numeric_limits<double>::infinity(); }),
