@@ -25,6 +25,13 @@ struct ConvolutionGeometry {
   int64_t out_height = 1, out_width = 1;
 };
 
+// A 1x1 kernel without padding or strides: output pixel i reads input pixel
+// i alone, whatever the image's shape (a matrix product over the pixels).
+inline bool is_pointwise(const ConvolutionGeometry& g) {
+  return g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
+         g.padding_height == 0 && g.padding_width == 0;
+}
+
 class OnednnConvolution;
 
 struct ConvolutionState {

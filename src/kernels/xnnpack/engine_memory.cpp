@@ -17,11 +17,6 @@ constexpr uint64_t kPointer = sizeof(void*);
 
 uint64_t round_up(uint64_t n, uint64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
-bool is_matrix_product(const ConvolutionGeometry& g) {
-  return g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
-         g.padding_height == 0 && g.padding_width == 0;
-}
-
 }  // namespace
 
 RequestBytes convolution_packed_weights(const ConvolutionGeometry& g) {
@@ -33,7 +28,7 @@ RequestBytes convolution_packed_weights(const ConvolutionGeometry& g) {
 }
 
 RequestBytes convolution_indirection(const ConvolutionGeometry& g) {
-  if (is_matrix_product(g)) return 0;
+  if (is_pointwise(g)) return 0;
   const uint64_t taps = uint64_t(g.kernel_height) * g.kernel_width;
   const RequestBytes pixels = RequestBytes::product({uint64_t(g.out_height), uint64_t(g.out_width)}) + kTileRows;
   return RequestBytes::product({kPointer, taps}) * pixels;

@@ -189,8 +189,7 @@ void outputs_reading(int64_t in, int64_t out_extent, uint32_t kernel, uint32_t s
 void pixels_reading(const ConvolutionGeometry& g, const std::vector<std::size_t>& positions,
                     std::vector<std::size_t>& pixels) {
   pixels.clear();
-  if (g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
-      g.padding_height == 0 && g.padding_width == 0) {  // pixel i reads input pixel i: already in order
+  if (is_pointwise(g)) {  // pixel i reads input pixel i: already in order
     for (const std::size_t position : positions)
       if (pixels.empty() || pixels.back() != position / g.in_channels) pixels.push_back(position / g.in_channels);
     return;

@@ -259,13 +259,6 @@ bool int32_form_pays_off(const ConvolutionGeometry& g) {
   return g.kernel_height * g.kernel_width > 1 || g.out_channels >= 32;
 }
 
-// A 1x1 kernel without padding or strides: an output pixel reads the
-// input pixel at its own position, whatever the image's shape.
-bool pointwise(const ConvolutionGeometry& g) {
-  return g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
-         g.padding_height == 0 && g.padding_width == 0;
-}
-
 // A pointwise layer's image as one pixel a row (the same pixels in the same
 // order), so that tiles split its pixels evenly: a 7x7 image's 49 pixels
 // into 25 and 24 on two threads, where its rows split 4 against 3.
@@ -281,7 +274,7 @@ ConvolutionGeometry as_pixel_rows(ConvolutionGeometry g) {
 // bytes beyond the window can be gathered and handed to XNNPACK
 // (OnednnOutcome::ran_but_pixels), which computes them exactly at its own
 // speed, far faster than compute_pixels().
-bool pixels_to_xnnpack(const ConvolutionGeometry& g) { return g.out_channels >= 32 && pointwise(g); }
+bool pixels_to_xnnpack(const ConvolutionGeometry& g) { return g.out_channels >= 32 && is_pointwise(g); }
 
 // The layer's int32 form, where oneDNN has one within the memory limit
 // (else its runs with many bytes beyond the window run on XNNPACK).
@@ -311,7 +304,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::create(const ConvolutionSt
   auto layer = std::make_unique<Layer>();
   Layer& l = *layer;
   l.input_kind = input_kind;
-  l.g = pointwise(s.geometry) ? as_pixel_rows(s.geometry) : s.geometry;
+  l.g = is_pointwise(s.geometry) ? as_pixel_rows(s.geometry) : s.geometry;
   l.weights = s.weights.data();
   l.bias = s.bias;
   l.scales.resize(l.g.out_channels);
