@@ -59,7 +59,11 @@ bool run_timed(const Program& program, RunState& state, const InputFiles& inputs
   const Clock::time_point first_start = Clock::now();
   for (int pass = 0; pass < repeat; ++pass) {
     for (int64_t item = 0; item < inputs.count; ++item) {
-      if (batched || pass == 0) fill_inputs(state, inputs, item);
+      if (batched || pass == 0)
+        if (std::string error = fill_inputs(state, inputs, item, batched); !error.empty()) {
+          fmt::print(stderr, "et-ops: {}{}\n", batched ? fmt::format("input {}: ", item) : "", error);
+          return false;
+        }
       const Clock::time_point start = Clock::now();
       const RunResult result = profiler ? program.run(state, timings) : program.run(state);
       times.push_back(milliseconds_since(start));
@@ -118,9 +122,13 @@ CommandSpec run_spec() {
       "With --batch, every --input file holds N inputs along a new first dimension (a program input of\n"
       "shape [1, 1, 8, 8] takes a file of shape [N, 1, 1, 8, 8], every file the same N). The program runs\n"
       "once per input, in order, on one run state; output i is the stack of its N values, shape [N, ...],\n"
-      "and the timing is per input.\n",
+      "and the timing is per input.\n"
+      "\n"
+      "A program with bounded dynamic shapes (et-ops inspect shows [1, T] and T's bounds) takes inputs of\n"
+      "any sizes within the bounds; its outputs have the sizes of the run.\n",
       Operands::program(), with_registry_setup({
-          {"--input", "FILE.npy", "the next program input, in input order (dtype and shape must match)", true,
+          {"--input", "FILE.npy", "the next program input, in input order (dtype and shape must match; a dynamic "
+           "dimension takes any size within its bounds)", true,
            Completion::files("*.npy")},
           {"--batch", "", "each --input file holds a batch: inputs stacked along a new first dimension ([N, ...]); "
            "run once per input and stack each output the same way", false, {}},
@@ -165,7 +173,7 @@ int run_command(const Arguments& args) {
     return kExitFailure;
   }
   std::optional<OutputStack> stack;
-  if (batched) stack.emplace(program, inputs.count);
+  if (batched) stack.emplace(inputs.count);
   std::optional<Profiler> profiler;
   if (profile_path) profiler.emplace(program);
   if (!run_timed(program, *state, inputs, batched, repeat, profiler ? &*profiler : nullptr, stack ? &*stack : nullptr))

@@ -45,26 +45,46 @@ bool dtype_accepted(DType program, DType file) {
 
 std::string shape_text(const std::vector<int64_t>& sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
 
-std::string check_array(const NpyArray& array, const TensorSpec& spec, std::size_t i, const std::string& file) {
+// "[2, 4]", or "[1, 1 to 256]" where a dimension is dynamic.
+std::string bounds_text(const std::vector<SizeBounds>& bounds) {
+  std::vector<std::string> dims;
+  for (const SizeBounds& b : bounds)
+    dims.push_back(b.min == b.max ? fmt::format("{}", b.min) : fmt::format("{} to {}", b.min, b.max));
+  return fmt::format("[{}]", fmt::join(dims, ", "));
+}
+
+// Whether `shape` (from `first` on) has the input's rank and each size
+// within its dimension's bounds; the run state checks the rest (a size a
+// symbolic expression can reach, inputs that share a symbol agreeing).
+bool within_bounds(const std::vector<int64_t>& shape, std::size_t first, const std::vector<SizeBounds>& bounds) {
+  if (shape.size() < first || shape.size() - first != bounds.size()) return false;
+  for (std::size_t d = 0; d < bounds.size(); ++d)
+    if (shape[first + d] < bounds[d].min || shape[first + d] > bounds[d].max) return false;
+  return true;
+}
+
+std::string check_array(const Program& program, const NpyArray& array, std::size_t i, const std::string& file) {
+  const TensorSpec& spec = program.input_spec(i);
   if (!dtype_accepted(spec.dtype, array.dtype))
     return fmt::format("{}: dtype {} does not match input {} of the program ({})", file, dtype_name(array.dtype), i,
                        dtype_name(spec.dtype));
-  if (array.shape != spec.sizes)
+  const std::vector<SizeBounds> bounds = program.input_bounds(i);
+  if (!within_bounds(array.shape, 0, bounds))
     return fmt::format("{}: shape {} does not match input {} of the program ({})", file, shape_text(array.shape), i,
-                       shape_text(spec.sizes));
+                       bounds_text(bounds));
   return {};
 }
 
-// A batch: dtype as above, shape [N, ...spec.sizes] with N >= 1.
-std::string check_batch(const NpyArray& array, const TensorSpec& spec, std::size_t i, const std::string& file) {
+// A batch: dtype as above, shape [N, ...an input's shape] with N >= 1.
+std::string check_batch(const Program& program, const NpyArray& array, std::size_t i, const std::string& file) {
+  const TensorSpec& spec = program.input_spec(i);
   if (!dtype_accepted(spec.dtype, array.dtype))
     return fmt::format("{}: dtype {} does not match input {} of the program ({})", file, dtype_name(array.dtype), i,
                        dtype_name(spec.dtype));
-  const bool stacked = array.shape.size() == spec.sizes.size() + 1 &&
-                       std::equal(spec.sizes.begin(), spec.sizes.end(), array.shape.begin() + 1);
-  if (!stacked)
-    return fmt::format("{}: shape {} is not a batch of input {} of the program ([N, {}])", file,
-                       shape_text(array.shape), i, fmt::join(spec.sizes, ", "));
+  const std::vector<SizeBounds> bounds = program.input_bounds(i);
+  if (!within_bounds(array.shape, 1, bounds))
+    return fmt::format("{}: shape {} is not a batch of input {} of the program ([N{}{})", file,
+                       shape_text(array.shape), i, bounds.empty() ? "" : ", ", bounds_text(bounds).substr(1));
   if (array.shape[0] == 0) return fmt::format("{}: the batch holds no inputs", file);
   return {};
 }
@@ -105,21 +125,27 @@ std::string read_inputs(const Program& program, const std::vector<std::string>& 
     if (!read) return read.status().message();
     NpyArray& array = *read;
     const auto& check = batched ? check_batch : check_array;
-    if (std::string error = check(array, program.input_spec(i), i, files[i]); !error.empty()) return error;
+    if (std::string error = check(program, array, i, files[i]); !error.empty()) return error;
     if (batched && i > 0 && array.shape[0] != inputs->count)
       return fmt::format("{}: a batch of {} input(s), but {} holds {}", files[i], array.shape[0], files[0],
                          inputs->count);
     inputs->count = batched ? array.shape[0] : 1;
     inputs->arrays.push_back(std::move(array));
+    inputs->files.push_back(files[i]);
   }
   return {};
 }
 
-void fill_inputs(RunState& state, const InputFiles& inputs, int64_t item) {
+std::string fill_inputs(RunState& state, const InputFiles& inputs, int64_t item, bool batched) {
   for (std::size_t i = 0; i < inputs.arrays.size(); ++i) {
+    const std::vector<int64_t>& shape = inputs.arrays[i].shape;
+    const std::vector<int64_t> item_shape(shape.begin() + (batched ? 1 : 0), shape.end());
+    if (const Status resized = state.resize_input(i, item_shape); !resized)
+      return fmt::format("{}: {}", inputs.files[i], resized.message());
     const std::size_t item_bytes = inputs.arrays[i].data.size() / static_cast<std::size_t>(inputs.count);
     copy_from_logical_order(state.input(i), inputs.arrays[i].data.data() + static_cast<std::size_t>(item) * item_bytes);
   }
+  return {};
 }
 
 std::string OutputStack::check(const Program& program) {
@@ -130,24 +156,25 @@ std::string OutputStack::check(const Program& program) {
   return {};
 }
 
-OutputStack::OutputStack(const Program& program, int64_t count) {
-  for (std::size_t i = 0; i < program.output_count(); ++i) {
-    const TensorSpec& spec = program.output_spec(i);
-    bytes_.emplace_back(static_cast<std::size_t>(count) * spec.nbytes());
-    std::vector<int64_t> sizes = {count};
-    sizes.insert(sizes.end(), spec.sizes.begin(), spec.sizes.end());
-    tensors_.emplace_back(spec.dtype, bytes_.back().data(), std::move(sizes));
-  }
-}
-
 std::string OutputStack::add(const Program& program, const RunState& state, int64_t item) {
+  if (tensors_.empty())
+    for (std::size_t i = 0; i < program.output_count(); ++i) {
+      const TensorRef output = state.output(i);
+      bytes_.emplace_back(static_cast<std::size_t>(count_) * output.nbytes());
+      std::vector<int64_t> sizes = {count_};
+      sizes.insert(sizes.end(), output.sizes(), output.sizes() + output.dim());
+      tensors_.emplace_back(output.dtype(), bytes_.back().data(), std::move(sizes));
+    }
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const TensorRef output = state.output(i);
-    const std::size_t item_bytes = program.output_spec(i).nbytes();
-    if (output.dtype() != program.output_spec(i).dtype || output.nbytes() != item_bytes)
-      return fmt::format("{}: output {} is {}, not the program's {} {}", program.path(), i, describe(output),
-                         dtype_name(program.output_spec(i).dtype), shape_text(program.output_spec(i).sizes));
-    copy_to_logical_order(output, bytes_[i].data() + static_cast<std::size_t>(item) * item_bytes);
+    const TensorRef stacked = tensors_[i].ref();
+    const bool same = output.dtype() == stacked.dtype() && output.dim() + 1 == stacked.dim() &&
+                      std::equal(output.sizes(), output.sizes() + output.dim(), stacked.sizes() + 1);
+    if (!same)
+      return fmt::format("{}: output {} is {}, but the batch's first input gave {} {}", program.path(), i,
+                         describe(output), dtype_name(stacked.dtype()),
+                         shape_text(std::vector<int64_t>(stacked.sizes() + 1, stacked.sizes() + stacked.dim())));
+    copy_to_logical_order(output, bytes_[i].data() + static_cast<std::size_t>(item) * output.nbytes());
   }
   return {};
 }

@@ -12,12 +12,14 @@
 namespace et_ops::tool {
 
 // The --input files of a run, read and checked against the program's
-// inputs (dtype and shape must match; a bfloat16 input takes a uint16 array
-// of raw bits). A batch holds `count` inputs per file, stacked along a new
-// first dimension: shape [count, ...the input's shape], the same count in
-// every file.
+// inputs (dtype and shape must match: a dynamic dimension takes any size
+// within its bounds; a bfloat16 input takes a uint16 array of raw bits). A
+// batch holds `count` inputs per file, stacked along a new first
+// dimension: shape [count, ...the input's shape], the same count in every
+// file.
 struct InputFiles {
   std::vector<NpyArray> arrays;
+  std::vector<std::string> files;
   int64_t count = 1;
 };
 
@@ -26,23 +28,28 @@ struct InputFiles {
 std::string read_inputs(const Program& program, const std::vector<std::string>& files, bool batched,
                         InputFiles* inputs);
 
-// Copies item `item` (0 to inputs.count - 1) of every file into the state's inputs.
-void fill_inputs(RunState& state, const InputFiles& inputs, int64_t item);
+// Gives the state's inputs the sizes of item `item` (0 to inputs.count - 1)
+// of every file and copies it in. Empty, or an error naming the file (a
+// size the input's symbolic sizes cannot take).
+std::string fill_inputs(RunState& state, const InputFiles& inputs, int64_t item, bool batched);
 
 // The outputs of a batch of runs, each stacked along a new first dimension
-// (shape [count, ...the output's shape], C order).
+// (shape [count, ...the output's shape in the first run], C order).
 class OutputStack {
  public:
   // Empty when the program's outputs can be stacked, else why not.
   static std::string check(const Program& program);
-  OutputStack(const Program& program, int64_t count);
-  // Copies the state's outputs in as item `item`. Empty, or an error when
-  // an output's size is not the program's.
+  // `count` items; the outputs' sizes come with the first (dynamic shapes).
+  explicit OutputStack(int64_t count) : count_(count) {}
+  // Copies the state's outputs in as item `item` (the first call sizes the
+  // stacks). Empty, or an error when an output's dtype or shape differs
+  // from the first item's.
   std::string add(const Program& program, const RunState& state, int64_t item);
   std::size_t size() const { return tensors_.size(); }
   TensorRef output(std::size_t i) const { return tensors_[i].ref(); }
 
  private:
+  int64_t count_ = 0;
   std::vector<std::vector<uint8_t>> bytes_;
   std::vector<Tensor> tensors_;
 };

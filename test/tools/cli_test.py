@@ -294,6 +294,43 @@ def test_batch_run(cli):
         check(result.returncode == 1 and fragment in result.stderr, f"batch input error {args}", result)
 
 
+def test_dynamic_run(cli):
+    """A program with bounded dynamic shapes takes inputs of any sizes within
+    its bounds, one run or a batch; its outputs have the run's sizes."""
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal((3, 2)).astype(np.float32) for _ in range(2))
+    for name, array in [("dyn_a.npy", a), ("dyn_b.npy", b), ("dyn_short.npy", b[:2]),
+                        ("dyn_long.npy", np.zeros((5, 2), np.float32)), ("dyn_a_batch.npy", np.stack([a, -a])),
+                        ("dyn_b_batch.npy", np.stack([b, b]))]:
+        np.save(cli.path(name), array)
+    out = cli.path("dynamic_out")
+    result = cli("run", "dynamic.etp", "--input", "dyn_a.npy", "--input", "dyn_b.npy", "--output-dir", out)
+    check(result.returncode == 0 and "wrote " in result.stdout and "(float32 [3, 2])" in result.stdout,
+          "run takes inputs of T = 3 within T's bounds [1, 4]", result)
+    if result.returncode == 0:
+        y = np.load(os.path.join(out, "output_0.npy"))
+        check(y.shape == (3, 2) and np.array_equal(y, a + b), f"the dynamic output is a + b: {y} vs {a + b}")
+    result = cli("run", "dynamic.etp", "--input", "dyn_short.npy", "--input", "dyn_short.npy", "--repeat", "2")
+    check(result.returncode == 0 and "output 0: float32 [2, 2]: " in result.stdout,
+          "run prints the output with the run's sizes", result)
+    result = cli("run", "dynamic.etp", "--batch", "--input", "dyn_a_batch.npy", "--input", "dyn_b_batch.npy",
+                 "--output-dir", out)
+    check(result.returncode == 0 and "(float32 [2, 3, 2])" in result.stdout, "run --batch of dynamic inputs", result)
+    if result.returncode == 0:
+        y = np.load(os.path.join(out, "output_0.npy"))
+        check(np.array_equal(y, np.stack([a + b, b - a])), f"--batch stacks the dynamic outputs: {y}")
+    for args, fragment in [
+        (("--input", "dyn_long.npy", "--input", "dyn_long.npy"),
+         "dyn_long.npy: shape [5, 2] does not match input 0 of the program ([1 to 4, 2])"),
+        (("--input", "dyn_a.npy", "--input", "dyn_short.npy"),
+         "input 1 dimension 0 is 2, but input 0 dimension 0 makes T = 3, so it must be 3"),
+        (("--batch", "--input", "dyn_a.npy", "--input", "dyn_b.npy"),
+         "dyn_a.npy: shape [3, 2] is not a batch of input 0 of the program ([N, 1 to 4, 2])"),
+    ]:
+        result = cli("run", "dynamic.etp", *args)
+        check(result.returncode == 1 and fragment in result.stderr, f"dynamic input error {args}", result)
+
+
 def test_quantized_failures(cli):
     for args, fragment in [
         (("--input", "x_int8.npy"), "x_int8.npy: dtype int8 does not match input 0 of the program (float32)"),
@@ -437,6 +474,7 @@ def main():
             test_check_copies(cli, options.quantized_library)
         if have_portable:
             test_portable_run(cli)
+            test_dynamic_run(cli)
     for failure in failures:
         print("FAIL:", failure)
     print(f"{len(failures)} failure(s)")

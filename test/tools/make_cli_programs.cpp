@@ -60,6 +60,20 @@ EtpWriter needs_everything_program() {
   return w;
 }
 
+// y = a + b for a and b of [T, 2], T in [1, 4]: bounded dynamic shapes.
+EtpWriter dynamic_program() {
+  EtpWriter w("dynamic_add");
+  w.symbol("T", 1, 4);
+  const nlohmann::json shape = nlohmann::json::array({EtpWriter::sym("T"), 2});
+  const uint32_t a = w.dynamic_tensor(DType::Float32, shape);
+  const uint32_t b = w.dynamic_tensor(DType::Float32, shape);
+  const uint32_t y = w.dynamic_tensor(DType::Float32, shape);
+  w.inputs({a, b});
+  w.outputs({y});
+  w.instruction("aten::add.out", {a, b, w.int_value(1), y});
+  return w;
+}
+
 // A program without a name that holds every kind of value: constants of
 // three dtypes, a channels-last input, an int list, a tensor list, a bool
 // and a none. Its operators belong to no component; `et-ops inspect` reads
@@ -120,6 +134,7 @@ int main(int argc, char** argv) {
   quantized_program(-1.0).write(dir + "/bad_scale.etp");
   plugin_program().write(dir + "/plugin.etp");
   portable_program().write(dir + "/portable.etp");
+  dynamic_program().write(dir + "/dynamic.etp");
   needs_everything_program().write(dir + "/needs_everything.etp");
   inspect_program().write(dir + "/inspect.etp");
   et_ops::test::write_file(dir + "/broken.etp", {'E', 'T', 'O', 'P', 1, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0});
