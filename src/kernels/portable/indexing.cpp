@@ -285,6 +285,17 @@ bool index_out(KernelContext& ctx, TensorRef self, OptionalTensorList indices, T
     return false;
   for (int64_t t = 0; t < a.tensor_count; ++t)
     if (!detail::check_no_overlap(ctx, op, "out", out, "an index tensor", a.tensor(t), Alias::Forbidden)) return false;
+  if (a.tensor_count == 1 && a.tensor(0).dim() == 1) {
+    // One vector of indices (a table indexed by positions): index_select's
+    // copy of whole slices, instead of an element at a time.
+    const TensorRef index = a.tensor(0);
+    const int64_t d = a.dims[0];
+    const int64_t size = self.size(d);
+    if (out.numel() > 0)
+      copy_slices(out, d, self, d, index.numel(), [](int64_t i) { return i; },
+                  [&](int64_t i) { return wrapped(nth_index(index, i), size); });
+    return ctx.ok();
+  }
   int64_t out_strides[ET_OPS_MAX_DIMS] = {};
   for (int64_t d = 0; d < out.dim(); ++d) out_strides[d] = out.stride(d);
   detail::dispatch_element_size(dtype_size(self.dtype()), [&](auto size) {

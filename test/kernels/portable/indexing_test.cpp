@@ -80,6 +80,55 @@ TEST_CASE("index: adjacent index tensors stay in place, separated ones go first"
   }
 }
 
+// x[..., v, ...] for a vector v copies whole slices; the same indices as a
+// [1, n] tensor go through the element-by-element path. Both must give
+// x's elements at v (negatives wrapped), in any dim order of x and out.
+template <typename Index>
+void check_vector_index_matches_elements(const std::vector<uint8_t>& x_order, const std::vector<uint8_t>& out_order) {
+  std::vector<float> values(2 * 3 * 5);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  Owned<float> x({2, 3, 5}, values, x_order);
+  KernelContext ctx;
+  for (int64_t d = 0; d < 3; ++d) {
+    const int64_t size = x.ref().size(d);
+    const std::vector<Index> picks = {static_cast<Index>(size - 1), 0, static_cast<Index>(-1), 1, 0};
+    Owned<Index> vector({5}, picks);
+    Owned<Index> matrix({1, 5}, picks);
+    std::vector<et_ops_tensor*> by_vector(static_cast<std::size_t>(d), nullptr), by_matrix = by_vector;
+    by_vector.push_back(vector.raw());
+    by_matrix.push_back(matrix.raw());
+    std::vector<int64_t> shape = {2, 3, 5};
+    shape[static_cast<std::size_t>(d)] = 5;
+    Owned<float> fast(shape, Owned<float>::filled(shape, -1), out_order);
+    REQUIRE(portable::index_out(ctx, x, Indices(by_vector).view(), fast));
+    std::vector<int64_t> wide = shape;
+    wide.insert(wide.begin() + d, 1);
+    Owned<float> slow(wide, Owned<float>::filled(wide, -1));
+    REQUIRE(portable::index_out(ctx, x, Indices(by_matrix).view(), slow));
+    CAPTURE(d);
+    CHECK(fast.logical() == slow.logical());
+    // And against the definition, element by element.
+    const std::vector<float> got = fast.logical();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      int64_t pos[3] = {};
+      for (int64_t k = 2, flat = static_cast<int64_t>(i); k >= 0; --k) {
+        pos[k] = flat % shape[static_cast<std::size_t>(k)];
+        flat /= shape[static_cast<std::size_t>(k)];
+      }
+      const int64_t pick = picks[static_cast<std::size_t>(pos[d])];
+      pos[d] = pick < 0 ? pick + size : pick;
+      CHECK(got[i] == values[static_cast<std::size_t>(pos[0] * 15 + pos[1] * 5 + pos[2])]);
+    }
+  }
+}
+
+TEST_CASE("index by one vector copies slices, the same elements as the general path", "[portable][indexing]") {
+  check_vector_index_matches_elements<int64_t>({}, {});
+  check_vector_index_matches_elements<int32_t>({}, {});
+  check_vector_index_matches_elements<int64_t>({2, 0, 1}, {});
+  check_vector_index_matches_elements<int64_t>({}, {1, 2, 0});
+}
+
 TEST_CASE("index_put in place writes only the indexed elements", "[portable][indexing]") {
   Owned<float> cache({2, 4}, {1, 1, 1, 1, 2, 2, 2, 2});
   Owned<int64_t> position({1}, {-2});
