@@ -1,7 +1,9 @@
 // aten::view_copy.out, permute_copy.out, slice_copy.Tensor_out,
 // select_copy.int_out and expand_copy.out: element copies for every dtype
 // (bytes are moved, never converted), in any dense layout; and aten::copy.out,
-// which broadcasts and converts between dtypes as PyTorch's x86 build does.
+// which broadcasts and converts between dtypes as PyTorch's x86 build does
+// (float16 and bfloat16 through float32, as c10's Half and BFloat16 do:
+// widening is exact, narrowing rounds to nearest even once from float32).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <type_traits>
 
 #include "checks.h"
+#include "et_ops/half.h"
 #include "et_ops/kernels/portable.h"
 
 namespace et_ops::kernels::portable {
@@ -163,11 +166,44 @@ To convert_element(From value) {
   }
 }
 
+template <typename T>
+constexpr bool kSixteenBitFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// convert_element, with the 16-bit floats going through float32.
+template <typename To, typename From>
+To convert_any(From value) {
+  if constexpr (kSixteenBitFloat<From>) return convert_any<To>(value.to_float());
+  else if constexpr (kSixteenBitFloat<To>) return To::from_float(convert_element<float>(value));
+  else return convert_element<To>(value);
+}
+
+constexpr const char* kCopyDtypes = "float32, float64, float16, bfloat16, int8, uint8, int16, int32, int64, bool";
+
+// dispatch_comparable, and float16 and bfloat16.
+template <typename F>
+bool dispatch_copyable(DType t, F&& f) {
+  if (t == DType::Float16) {
+    f(detail::Tag<Half>{});
+    return true;
+  }
+  if (t == DType::BFloat16) {
+    f(detail::Tag<BFloat16>{});
+    return true;
+  }
+  return detail::dispatch_comparable(t, f);
+}
+
+bool check_copyable_dtype(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  if (dispatch_copyable(t.dtype(), [](auto) {})) return true;
+  return detail::fail(ctx, op, "{} has dtype {}, which is not supported; expected one of {}", name,
+                      dtype_name(t.dtype()), kCopyDtypes);
+}
+
 template <typename To, typename From>
 void convert_strided(const detail::StridedLoop<2>& loop, To* out, const From* in) {
   detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
     for (int64_t j = 0; j < length; ++j)
-      out[offset[0] + j * step[0]] = convert_element<To>(detail::load(in + offset[1] + j * step[1]));
+      out[offset[0] + j * step[0]] = convert_any<To>(detail::load(in + offset[1] + j * step[1]));
   });
 }
 
@@ -320,8 +356,7 @@ bool copy_out(KernelContext& ctx, TensorRef self, TensorRef src, bool non_blocki
   const Shape shape = detail::shape_of(self);
   const bool valid = detail::check_tensor(ctx, op, "self", self) && detail::check_tensor(ctx, op, "src", src) &&
                      detail::check_tensor(ctx, op, "out", out) &&
-                     detail::check_comparable_dtype(ctx, op, "src", src) &&
-                     detail::check_comparable_dtype(ctx, op, "out", out) &&
+                     check_copyable_dtype(ctx, op, "src", src) && check_copyable_dtype(ctx, op, "out", out) &&
                      detail::check_broadcastable_to(ctx, op, "src", src, shape, "self") &&
                      detail::check_out_shape(ctx, op, "out", out, shape, "the shape of self") &&
                      detail::check_no_overlap(ctx, op, "out", out, "src", src, detail::Alias::ExactAllowed);
@@ -335,8 +370,8 @@ bool copy_out(KernelContext& ctx, TensorRef self, TensorRef src, bool non_blocki
     });
     return true;
   }
-  detail::dispatch_comparable(out.dtype(), [&](auto to) {
-    detail::dispatch_comparable(src.dtype(), [&](auto from) {
+  dispatch_copyable(out.dtype(), [&](auto to) {
+    dispatch_copyable(src.dtype(), [&](auto from) {
       using To = typename decltype(to)::type;
       using From = typename decltype(from)::type;
       convert_strided<To, From>(loop, out.data_as<To>(), src.data_as<const From>());

@@ -3,6 +3,7 @@
 // bounds, logical order across layouts, zero sizes and errors.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -380,4 +381,27 @@ TEST_CASE("copy: broadcasts src into self's shape and converts to out's dtype, i
   Owned<float> too_big({4}, {0, 0, 0, 0});
   CHECK_FALSE(portable::copy_out(ctx, state, too_big, false, state));
   CHECK(et_ops::test::failed_with(ctx, {"aten::copy.out", "src", "[4]", "[2, 3]"}));
+}
+
+TEST_CASE("copy: bfloat16 from float32 rounds to nearest even, and widens exactly", "[portable][copy]") {
+  KernelContext ctx;
+  const std::vector<float> values = {1.0f, 1.00390625f, 1.01171875f, std::nanf(""), -INFINITY, 3.3961e38f, -0.0f, 1e-40f};
+  Owned<float> src({8}, values);
+  Owned<et_ops::BFloat16> narrow({8}, std::vector<et_ops::BFloat16>(8));
+  REQUIRE(portable::copy_out(ctx, src, src, false, narrow));
+  std::vector<uint16_t> bits;
+  for (const et_ops::BFloat16& b : narrow.values) bits.push_back(b.bits);
+  CHECK((bits[3] & 0x7F80u) == 0x7F80u);  // NaN stays a NaN
+  CHECK((bits[3] & 0x007Fu) != 0u);
+  bits[3] = 0;
+  CHECK(bits == std::vector<uint16_t>{0x3F80, 0x3F80, 0x3F82, 0, 0xFF80, 0x7F7F, 0x8000, 0x0001});
+  Owned<float> back({8}, Owned<float>::filled({8}, 0));
+  REQUIRE(portable::copy_out(ctx, narrow, narrow, false, back));
+  CHECK(back.values[2] == 1.015625f);
+  CHECK(back.values[7] == et_ops::BFloat16::from_bits(1).to_float());
+  CHECK(std::isnan(back.values[3]));
+  Owned<et_ops::Half> half({8}, std::vector<et_ops::Half>(8));
+  REQUIRE(portable::copy_out(ctx, narrow, narrow, false, half));  // through float32
+  CHECK(half.values[2].to_float() == 1.015625f);
+  CHECK(half.values[5].bits == 0x7C00u);  // 3.39e38 overflows float16
 }

@@ -673,6 +673,45 @@ def expect_one_rounding(suite, name, op, args, out, ref, bound):
     suite.expect(name, op, args, lambda: within_bound(suite.request.read(out), ref, bound, eps))
 
 
+def conversion_cases(suite, gen):
+    """copy.out converting to and from float16 (a 16-bit cache), against Tensor.to: ties, the largest half,
+    overflow, subnormals, infinities, NaN, signed zeros, and integers and bools both ways."""
+    r = suite.request
+    edges = torch.tensor([0.0, -0.0, 1.0, -2.5, 1 / 3, 65504.0, 65519.996, 65520.0, -1e6, 6.1035156e-05,
+                          6.0e-08, 2.9802322e-08, 2.9802326e-08, 1e-10, 1.00048828125, 1.000732421875,
+                          float("inf"), -float("inf"), float("nan")], dtype=torch.float64)
+    sources = {torch.float32: torch.cat([edges.float(), random_values([61], torch.float32, gen)]),
+               torch.float64: torch.cat([edges, random_values([61], torch.float64, gen)]),
+               torch.int64: torch.tensor([0, 1, -7, 2049, 65519, 65520, 70000, -70000]),
+               torch.int32: torch.tensor([0, 3, -4097, 4097]), torch.bool: torch.tensor([True, False, True])}
+    for src_dtype, src in sources.items():
+        ref = src.to(torch.float16)
+        spec, out = r.tensor_out(torch.float16, ref.shape)
+        expect_same(suite, f"copy {DTYPES[src_dtype]} -> float16", "aten::copy.out",
+                    [r.tensor_in(torch.zeros(ref.shape, dtype=torch.float16)), r.tensor_in(src), {"bool": False}, spec],
+                    out, ref)
+    halves = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(torch.float16)  # every bit pattern
+    for out_dtype in (torch.float32, torch.float64):
+        ref = halves.to(out_dtype)
+        spec, out = r.tensor_out(out_dtype, ref.shape)
+        expect_same(suite, f"copy every float16 -> {DTYPES[out_dtype]}", "aten::copy.out",
+                    [r.tensor_in(torch.zeros(ref.shape, dtype=out_dtype)), r.tensor_in(halves), {"bool": False}, spec],
+                    out, ref)
+    finite = torch.tensor([0.0, -0.0, 2.75, -3.5, 1000.0, -60000.0], dtype=torch.float16)
+    for out_dtype in (torch.int32, torch.int64, torch.bool):
+        ref = finite.to(out_dtype)
+        spec, out = r.tensor_out(out_dtype, ref.shape)
+        expect_same(suite, f"copy float16 -> {DTYPES[out_dtype]}", "aten::copy.out",
+                    [r.tensor_in(torch.zeros(ref.shape, dtype=out_dtype)), r.tensor_in(finite), {"bool": False}, spec],
+                    out, ref)
+    x = random_values([3, 1, 4], torch.float32, gen)
+    ref = x.expand(3, 2, 4).to(torch.float16)
+    spec, out = r.tensor_out(torch.float16, ref.shape)
+    expect_same(suite, "copy float32 -> float16 broadcast", "aten::copy.out",
+                [r.tensor_in(torch.zeros(ref.shape, dtype=torch.float16)), r.tensor_in(x), {"bool": False}, spec],
+                out, ref)
+
+
 def arithmetic_cases(suite, gen):
     """sub, div and the Scalar overloads of add, sub, mul and div."""
     r = suite.request
@@ -971,7 +1010,7 @@ def main():
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
     suite = Suite(sys.argv[1])
-    for cases in (elementwise_cases, arithmetic_cases, activation_cases, copy_cases, more_copy_cases, matmul_cases, linear_cases,
+    for cases in (elementwise_cases, arithmetic_cases, activation_cases, copy_cases, more_copy_cases, conversion_cases, matmul_cases, linear_cases,
                   conv_cases, midpoint_cases, pool_cases, average_pool_cases, mean_cases, softmax_cases,
                   attention_cases):
         cases(suite, gen)
