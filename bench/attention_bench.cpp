@@ -5,20 +5,25 @@
 // TinyLlama's shapes: a decode step (T = 1) and a 128-token prompt, over a
 // cache of 256 positions (and a decode step over 2048), the rows at the
 // middle of the cache. bytes_per_second is the key and value bytes one
-// call reads; fused / memcpy is the share of the memory-bound limit. The
+// call reads (the positions its causal mask attends; memcpy copies as many
+// float32 bytes); fused / memcpy is the share of the memory-bound limit. The
 // _streamed figures read each call's cache from memory (one layer after
-// another of caches filling 256 MiB), as in a decode step.
+// another of caches filling 256 MiB), as in a decode step; the _float16
+// and _bfloat16 ones from a cache of 16-bit floats (half the bytes).
 //
 //   attention_bench --benchmark_filter=decode
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "et_ops/half.h"
 #include "et_ops/kernels/portable.h"
 #include "et_ops/tensor.h"
 
@@ -56,6 +61,12 @@ std::vector<uint8_t> causal(const Shape& s) {
 
 int64_t cache_bytes(const Shape& s) { return 2 * s.kv_heads * s.length * s.depth * int64_t{sizeof(float)}; }
 
+// The key and value bytes a call reads: the positions up to the last row's
+// (S / 2 + T of them), of `element` bytes each.
+int64_t read_bytes(const Shape& s, int64_t element = sizeof(float)) {
+  return 2 * s.kv_heads * std::min(s.length, s.length / 2 + s.rows) * s.depth * element;
+}
+
 struct Operands {
   Shape s;
   std::vector<float> q, k, v, out;
@@ -87,7 +98,7 @@ void fused(benchmark::State& state) {
       state.SkipWithError(std::string(ctx.message()).c_str());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * cache_bytes(o.s));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * read_bytes(o.s));
 }
 
 // Layers' caches for the streamed figures: as many as fill 256 MiB, so
@@ -95,16 +106,23 @@ void fused(benchmark::State& state) {
 // does after its linears have streamed their weights through the caches.
 int64_t streamed_layers(const Shape& s) { return (int64_t{256} << 20) / cache_bytes(s) + 1; }
 
-// The fused kernel on one layer after another of the streamed caches.
+// The fused kernel on one layer after another of the streamed caches of
+// T elements (float, et_ops::Half or et_ops::BFloat16).
+template <typename T>
 void fused_streamed(benchmark::State& state) {
   const Shape s = shape_of(state);
   const int64_t layers = streamed_layers(s), per_layer = s.kv_heads * s.length * s.depth;
-  std::vector<float> k(static_cast<std::size_t>(layers * per_layer), 0.5f), v(k.size(), -0.25f);
+  const auto element = [](float x) {
+    if constexpr (std::is_same_v<T, float>) return x;
+    else return T::from_float(x);
+  };
+  std::vector<T> k(static_cast<std::size_t>(layers * per_layer), element(0.5f)), v(k.size(), element(-0.25f));
+  const DType dtype = et_ops::dtype_of<T>();
   Operands o(s);
   int64_t layer = 0;
   for (auto _ : state) {
-    const Tensor key(DType::Float32, k.data() + layer * per_layer, {1, s.kv_heads, s.length, s.depth});
-    const Tensor value(DType::Float32, v.data() + layer * per_layer, {1, s.kv_heads, s.length, s.depth});
+    const Tensor key(dtype, k.data() + layer * per_layer, {1, s.kv_heads, s.length, s.depth});
+    const Tensor value(dtype, v.data() + layer * per_layer, {1, s.kv_heads, s.length, s.depth});
     KernelContext ctx;
     if (!portable::attention_out(ctx, o.query, key, value, o.mask_tensor.ref(), o.fill_tensor.ref(), 1.0, 8.0,
                                  o.output))
@@ -112,22 +130,22 @@ void fused_streamed(benchmark::State& state) {
     benchmark::ClobberMemory();
     layer = (layer + 1) % layers;
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * cache_bytes(s));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * read_bytes(s, sizeof(T)));
 }
 
 // memcpy of one layer's cache after another, from the streamed caches.
 void memcpy_streamed(benchmark::State& state) {
   const Shape s = shape_of(state);
   const int64_t layers = streamed_layers(s);
-  const auto n = static_cast<std::size_t>(cache_bytes(s));
-  std::vector<char> from(static_cast<std::size_t>(layers) * n, 1), to(n);
+  const auto n = static_cast<std::size_t>(cache_bytes(s)), read = static_cast<std::size_t>(read_bytes(s));
+  std::vector<char> from(static_cast<std::size_t>(layers) * n, 1), to(read);
   int64_t layer = 0;
   for (auto _ : state) {
-    std::memcpy(to.data(), from.data() + static_cast<std::size_t>(layer) * n, n);
+    std::memcpy(to.data(), from.data() + static_cast<std::size_t>(layer) * n, read);
     benchmark::ClobberMemory();
     layer = (layer + 1) % layers;
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * cache_bytes(s));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * read_bytes(s));
 }
 
 // The unfused program's instructions for one layer, on buffers it plans.
@@ -173,19 +191,19 @@ void chain(benchmark::State& state) {
     if (!ok) state.SkipWithError(std::string(ctx.message()).c_str());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * cache_bytes(o.s));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * read_bytes(o.s));
 }
 
 // The memory-bound reference: copying the cache bytes the kernel reads.
 void memcpy_cache(benchmark::State& state) {
   const Shape s = shape_of(state);
-  const auto n = static_cast<std::size_t>(cache_bytes(s));
+  const auto n = static_cast<std::size_t>(read_bytes(s));
   std::vector<char> from(n, 1), to(n);
   for (auto _ : state) {
     std::memcpy(to.data(), from.data(), n);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * cache_bytes(s));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * read_bytes(s));
 }
 
 void shapes(benchmark::internal::Benchmark* b) {
@@ -200,7 +218,9 @@ void shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(fused)->Name("attention/fused")->Apply(shapes);
 BENCHMARK(chain)->Name("attention/chain")->Apply(shapes);
 BENCHMARK(memcpy_cache)->Name("attention/memcpy")->Apply(shapes);
-BENCHMARK(fused_streamed)->Name("attention/fused_streamed")->Apply(shapes);
+BENCHMARK(fused_streamed<float>)->Name("attention/fused_streamed")->Apply(shapes);
+BENCHMARK(fused_streamed<et_ops::Half>)->Name("attention/fused_streamed_float16")->Apply(shapes);
+BENCHMARK(fused_streamed<et_ops::BFloat16>)->Name("attention/fused_streamed_bfloat16")->Apply(shapes);
 BENCHMARK(memcpy_streamed)->Name("attention/memcpy_streamed")->Apply(shapes);
 
 }  // namespace

@@ -62,6 +62,13 @@ bool check_operand(KernelContext& ctx, const char* op, const char* name, TensorR
          detail::check_rank(ctx, op, name, t, 4);
 }
 
+// Key and value (a cache) may hold float16 or bfloat16 elements too.
+bool check_cache_operand(KernelContext& ctx, const char* op, const char* name, TensorRef t) {
+  if (!detail::check_tensor(ctx, op, name, t) || !detail::check_rank(ctx, op, name, t, 4)) return false;
+  if (t.dtype() == DType::Float32 || t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16) return true;
+  return detail::fail(ctx, op, "{} has dtype {}; expected float32, float16 or bfloat16", name, dtype_name(t.dtype()));
+}
+
 bool check_size(KernelContext& ctx, const char* op, const char* a_name, TensorRef a, int64_t a_dim,
                 const char* b_name, TensorRef b, int64_t b_dim) {
   if (a.size(a_dim) == b.size(b_dim)) return true;
@@ -92,8 +99,8 @@ bool check_mask(KernelContext& ctx, std::optional<TensorRef> mask, std::optional
 // disjoint from every operand.
 bool check_attention(KernelContext& ctx, const Attention& a, Shape& scores) {
   const char* op = op_name::attention_out;
-  const bool operands_ok = check_operand(ctx, op, "query", a.query) && check_operand(ctx, op, "key", a.key) &&
-                           check_operand(ctx, op, "value", a.value) && detail::check_tensor(ctx, op, "out", a.out) &&
+  const bool operands_ok = check_operand(ctx, op, "query", a.query) && check_cache_operand(ctx, op, "key", a.key) &&
+                           check_cache_operand(ctx, op, "value", a.value) && detail::check_tensor(ctx, op, "out", a.out) &&
                            detail::check_dtype(ctx, op, "out", a.out, DType::Float32);
   if (!operands_ok || !check_mask(ctx, a.mask, a.masked_score) || !check_size(ctx, op, "key", a.key, 0, "query", a.query, 0) ||
       !check_size(ctx, op, "value", a.value, 0, "query", a.query, 0) ||
@@ -235,6 +242,16 @@ detail::Span weighted_span(const float* p, int64_t length, detail::Span within) 
   return begin < end ? detail::Span{begin, end} : detail::Span{length, length};
 }
 
+// Head kv of batch b of a key or value tensor [B, Hkv, S, D], as rows.
+detail::CacheRows cache_rows(TensorRef t, int64_t b, int64_t kv) {
+  const detail::RowElement element = t.dtype() == DType::Float16    ? detail::RowElement::kFloat16
+                                     : t.dtype() == DType::BFloat16 ? detail::RowElement::kBFloat16
+                                                                    : detail::RowElement::kFloat32;
+  const auto* base = static_cast<const unsigned char*>(t.data()) +
+                     (b * t.stride(0) + kv * t.stride(1)) * static_cast<int64_t>(dtype_size(t.dtype()));
+  return {base, t.stride(2), t.stride(3), element};
+}
+
 // Scratch for one block: the query rows promoted to float64, their scores
 // and the spans of positions each row needs.
 struct Scratch {
@@ -259,12 +276,11 @@ void attend_group(const Attention& a, int64_t b, int64_t kv, int64_t group, int6
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t d = 0; d < depth; ++d) *promoted++ = q_rows[r * q.stride(2) + d * q.stride(3)];
   }
-  const detail::FloatRows key{k.data_as<const float>() + b * k.stride(0) + kv * k.stride(1), k.stride(2), k.stride(3)};
+  const detail::CacheRows key = cache_rows(k, b, kv);
   float* scores = scratch.scores.data();
   detail::Span* spans = scratch.spans.data();
   for (int64_t g = 0; g < group; ++g) attended_spans(a, b, h0 + g, t0, rows, length, spans + g * rows);
-  const detail::FloatRows value{v.data_as<const float>() + b * v.stride(0) + kv * v.stride(1), v.stride(2),
-                                v.stride(3)};
+  const detail::CacheRows value = cache_rows(v, b, kv);
   detail::attention_scores(scratch.query.data(), group * rows, key, value, length, depth, spans, scores);
   for (int64_t g = 0; g < group; ++g)
     scale_and_mask(a, b, h0 + g, t0, rows, length, spans + g * rows, scores + g * rows * length);

@@ -1,6 +1,7 @@
 // The products of the fused attention (attention_simd.h), compiled once per
 // Highway target and dispatched at run time. Both read the cache straight
-// from where it is, one float32 row at a time, promoting as they go: a
+// from where it is, one row at a time (float32, float16 or bfloat16
+// elements), widening to float64 as they go: a
 // score keeps its kScorePartials partial sums in float64 lanes (as many
 // vectors as that takes on the target, the same sums on every one), the
 // values product keeps float64 sums of neighbouring output columns. Query
@@ -18,6 +19,7 @@
 #include <hwy/cache_control.h>
 
 #include "attention_simd.h"
+#include "et_ops/half.h"
 #include "vector_math-inl.h"
 
 ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::portable::detail)
@@ -62,10 +64,67 @@ HWY_INLINE double add_partial_vectors(D d, const hn::Vec<D>* v) {
 #endif
 }
 
+using Float16 = ::et_ops::Half;
+using BFloat16 = ::et_ops::BFloat16;
+
+// Rows of one element type: element (i, j) at data[i * row_stride + j * col_stride].
+template <typename T>
+struct Rows {
+  const T* data;
+  int64_t row_stride, col_stride;
+};
+
+// An element as float64, exactly.
+HWY_INLINE double widen(float x) { return x; }
+HWY_INLINE double widen(Float16 x) { return x.to_float(); }
+HWY_INLINE double widen(BFloat16 x) { return x.to_float(); }
+
+// float16 bit patterns (in uint32 lanes) as floats, exactly, infinities and
+// NaN included (Highway's emulated conversion, on the targets without
+// F16C, turns them into finite numbers): the same bits on every target.
+template <class DF, class VU>
+HWY_INLINE hn::Vec<DF> widen_half(DF df, VU bits) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto exponent = hn::And(hn::ShiftRight<10>(bits), hn::Set(du, 0x1Fu));
+  const auto mantissa = hn::And(bits, hn::Set(du, 0x3FFu));
+  const auto sign = hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u)));
+  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 112u))), hn::ShiftLeft<13>(mantissa));
+  const auto special = hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(mantissa));
+  // A subnormal (or zero) is mantissa * 2^-24: exact, and a normal float.
+  const auto subnormal = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, mantissa)), hn::Set(df, 0x1p-24f)));
+  auto magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Zero(du)), subnormal, normal);
+  magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Set(du, 0x1Fu)), special, magnitude);
+  return hn::BitCast(df, hn::Or(sign, magnitude));
+}
+
+// kLanes elements from p, widened to float64 exactly.
+template <typename T>
+HWY_INLINE VD load_wide(const T* p) {
+  const DD dd;
+  const DH dh;
+  if constexpr (std::is_same_v<T, float>) {
+    return hn::PromoteTo(dd, hn::LoadU(dh, p));
+  } else {
+    const hn::Rebind<uint16_t, DD> d16;
+    const hn::RebindToUnsigned<DH> du;
+    const auto bits = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p)));
+    if constexpr (std::is_same_v<T, BFloat16>) return hn::PromoteTo(dd, hn::BitCast(dh, hn::ShiftLeft<16>(bits)));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+    // F16C's conversion (vcvtph2ps), exact for every input.
+    (void)bits;
+    const hn::Rebind<hwy::float16_t, DD> dh16;
+    return hn::PromoteTo(dd, hn::PromoteTo(dh, hn::LoadU(dh16, reinterpret_cast<const hwy::float16_t*>(p))));
+#else
+    return hn::PromoteTo(dd, widen_half(dh, bits));
+#endif
+  }
+}
+
 // Asks for the cache lines of `bytes` bytes from `at` (a read the caller
 // makes a few rows later: the cache streams from memory in a decode step,
 // and the hardware prefetchers start each head's rows late).
-HWY_INLINE void prefetch_bytes(const float* at, int64_t bytes) {
+HWY_INLINE void prefetch_bytes(const void* at, int64_t bytes) {
   const char* p = reinterpret_cast<const char*>(at);
   for (int64_t line = 0; line < bytes; line += 64) hwy::Prefetch(p + line);
 }
@@ -81,12 +140,11 @@ constexpr int64_t kPrefetchRows = 8;
 template <int R>
 constexpr int kKeyRows = R == 1 ? 4 : R == 2 ? 2 : 1;
 
-// Scores of R query rows against K key rows (`step` floats apart) whose
+// Scores of R query rows against K key rows (`step` elements apart) whose
 // terms are contiguous: scores[r * length + i] for key row i.
-template <int R, int K>
-void score_tile(const double* query, int64_t depth, const float* key, int64_t step, float* scores, int64_t length) {
+template <int R, int K, typename T>
+void score_tile(const double* query, int64_t depth, const T* key, int64_t step, float* scores, int64_t length) {
   const DD dd;
-  const DH dh;
   VD sums[R][K][kPartialVectors];
   for (int r = 0; r < R; ++r)
     for (int i = 0; i < K; ++i)
@@ -95,7 +153,7 @@ void score_tile(const double* query, int64_t depth, const float* key, int64_t st
   for (int64_t d0 = 0; d0 < whole; d0 += kScorePartials)
     for (int64_t v = 0; v < kPartialVectors; ++v)
       for (int i = 0; i < K; ++i) {
-        const VD k = hn::PromoteTo(dd, hn::LoadU(dh, key + i * step + d0 + v * kLanes));
+        const VD k = load_wide(key + i * step + d0 + v * kLanes);
         for (int r = 0; r < R; ++r)
           sums[r][i][v] = hn::MulAdd(hn::LoadU(dd, query + r * depth + d0 + v * kLanes), k, sums[r][i][v]);
       }
@@ -107,17 +165,19 @@ void score_tile(const double* query, int64_t depth, const float* key, int64_t st
       }
       HWY_ALIGN double partials[kScorePartials];
       for (int64_t v = 0; v < kPartialVectors; ++v) hn::Store(sums[r][i][v], dd, partials + v * kLanes);
-      for (int64_t d = whole; d < depth; ++d) partials[d % kScorePartials] += query[r * depth + d] * key[i * step + d];
+      for (int64_t d = whole; d < depth; ++d)
+        partials[d % kScorePartials] += query[r * depth + d] * widen(key[i * step + d]);
       scores[r * length + i] = static_cast<float>(add_partials(partials));
     }
 }
 
 // The same sums for any key layout, one term at a time.
-void score_strided(const double* query, int64_t rows, const float* key, int64_t step, int64_t depth, float* scores,
+template <typename T>
+void score_strided(const double* query, int64_t rows, const T* key, int64_t step, int64_t depth, float* scores,
                    int64_t length) {
   for (int64_t r = 0; r < rows; ++r) {
     double partials[kScorePartials] = {};
-    for (int64_t d = 0; d < depth; ++d) partials[d % kScorePartials] += query[r * depth + d] * key[d * step];
+    for (int64_t d = 0; d < depth; ++d) partials[d % kScorePartials] += query[r * depth + d] * widen(key[d * step]);
     scores[r * length] = static_cast<float>(add_partials(partials));
   }
 }
@@ -125,19 +185,21 @@ void score_strided(const double* query, int64_t rows, const float* key, int64_t 
 // With prefetch_rows, asks for the key rows kPrefetchRows ahead of those it
 // scores, and for the rows of `next` at those positions (the value rows
 // the values product reads next) when its columns are contiguous.
-template <int R>
-void score_rows(const double* query, FloatRows key, FloatRows next, bool prefetch_rows, Span span, int64_t length,
+template <int R, typename T>
+void score_rows(const double* query, Rows<T> key, CacheRows next, bool prefetch_rows, Span span, int64_t length,
                 int64_t depth, float* scores) {
   if (key.col_stride != 1) {
     for (int64_t s = span.begin; s < span.end; ++s)
       score_strided(query, R, key.data + s * key.row_stride, key.col_stride, depth, scores + s, length);
     return;
   }
-  const int64_t row_bytes = depth * int64_t{sizeof(float)};
+  const int64_t row_bytes = depth * int64_t{sizeof(T)};
+  const int64_t next_element = next.element == RowElement::kFloat32 ? 4 : 2;
   const auto prefetch = [&](int64_t s) {
     if (!prefetch_rows || s >= span.end) return;
     prefetch_bytes(key.data + s * key.row_stride, row_bytes);
-    if (next.col_stride == 1) prefetch_bytes(next.data + s * next.row_stride, row_bytes);
+    if (next.col_stride == 1)
+      prefetch_bytes(static_cast<const char*>(next.data) + s * next.row_stride * next_element, depth * next_element);
   };
   constexpr int K = kKeyRows<R>;
   int64_t s = span.begin;
@@ -152,8 +214,8 @@ void score_rows(const double* query, FloatRows key, FloatRows next, bool prefetc
 // contiguous: R * kValueVectorsOf<R> independent sums.
 template <int R>
 constexpr int64_t kValueVectorsOf = R == 1 ? 8 : R == 2 ? 4 : 2;
-template <int R>
-void value_tile(const float* p, int64_t length, FloatRows value, bool prefetch_rows, Span span, int64_t j, float* out,
+template <int R, typename T>
+void value_tile(const float* p, int64_t length, Rows<T> value, bool prefetch_rows, Span span, int64_t j, float* out,
                 int64_t out_row_stride, int64_t out_col_stride) {
   const DD dd;
   const DH dh;
@@ -161,13 +223,13 @@ void value_tile(const float* p, int64_t length, FloatRows value, bool prefetch_r
   VD sums[R][kValueVectors];
   for (int r = 0; r < R; ++r)
     for (int64_t v = 0; v < kValueVectors; ++v) sums[r][v] = hn::Zero(dd);
-  const int64_t row_bytes = kValueVectors * kLanes * int64_t{sizeof(float)};
+  const int64_t row_bytes = kValueVectors * kLanes * int64_t{sizeof(T)};
   for (int64_t s = span.begin; s < span.end; ++s) {
     if (prefetch_rows && s + kPrefetchRows < span.end)
       prefetch_bytes(value.data + (s + kPrefetchRows) * value.row_stride + j, row_bytes);
-    const float* row = value.data + s * value.row_stride + j;
+    const T* row = value.data + s * value.row_stride + j;
     for (int64_t v = 0; v < kValueVectors; ++v) {
-      const VD x = hn::PromoteTo(dd, hn::LoadU(dh, row + v * kLanes));
+      const VD x = load_wide(row + v * kLanes);
       for (int r = 0; r < R; ++r)
         sums[r][v] = hn::MulAdd(hn::Set(dd, static_cast<double>(p[r * length + s])), x, sums[r][v]);
     }
@@ -181,18 +243,19 @@ void value_tile(const float* p, int64_t length, FloatRows value, bool prefetch_r
 }
 
 // One output element at a time, for the columns past the vectors and any layout.
-void value_column(const float* p, int64_t rows, int64_t length, FloatRows value, Span span, int64_t j, float* out,
+template <typename T>
+void value_column(const float* p, int64_t rows, int64_t length, Rows<T> value, Span span, int64_t j, float* out,
                   int64_t out_row_stride, int64_t out_col_stride) {
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0.0;
     for (int64_t s = span.begin; s < span.end; ++s)
-      sum += static_cast<double>(p[r * length + s]) * value.data[s * value.row_stride + j * value.col_stride];
+      sum += static_cast<double>(p[r * length + s]) * widen(value.data[s * value.row_stride + j * value.col_stride]);
     out[r * out_row_stride + j * out_col_stride] = static_cast<float>(sum);
   }
 }
 
-template <int R>
-void value_rows(const float* p, int64_t length, FloatRows value, bool prefetch_rows, Span span, int64_t cols,
+template <int R, typename T>
+void value_rows(const float* p, int64_t length, Rows<T> value, bool prefetch_rows, Span span, int64_t cols,
                 float* out, int64_t out_row_stride, int64_t out_col_stride) {
   constexpr int64_t width = kValueVectorsOf<R> * kLanes;
   int64_t j = 0;
@@ -231,19 +294,37 @@ void for_each_tile(int64_t rows, const Span* spans, const F& f) {
 
 }  // namespace
 
-void AttentionScores(const double* query, int64_t rows, FloatRows key, FloatRows next, int64_t length,
+// f(typed rows) for the rows' element type.
+template <typename F>
+void with_rows(CacheRows rows, const F& f) {
+  switch (rows.element) {
+    case RowElement::kFloat16:
+      return f(Rows<Float16>{static_cast<const Float16*>(rows.data), rows.row_stride, rows.col_stride});
+    case RowElement::kBFloat16:
+      return f(Rows<BFloat16>{static_cast<const BFloat16*>(rows.data), rows.row_stride, rows.col_stride});
+    case RowElement::kFloat32:
+      break;
+  }
+  f(Rows<float>{static_cast<const float*>(rows.data), rows.row_stride, rows.col_stride});
+}
+
+void AttentionScores(const double* query, int64_t rows, CacheRows key, CacheRows next, int64_t length,
                      int64_t depth, const Span* spans, float* scores) {
-  for_each_tile(rows, spans, [&](auto tile, int64_t r, Span span) {
-    score_rows<decltype(tile)::value>(query + r * depth, key, next, r == 0, span, length, depth,
-                                      scores + r * length);
+  with_rows(key, [&](auto typed) {
+    for_each_tile(rows, spans, [&](auto tile, int64_t r, Span span) {
+      score_rows<decltype(tile)::value>(query + r * depth, typed, next, r == 0, span, length, depth,
+                                        scores + r * length);
+    });
   });
 }
 
-void AttentionValues(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
+void AttentionValues(const float* probabilities, int64_t rows, int64_t length, CacheRows value, int64_t cols,
                      const Span* spans, float* out, int64_t out_row_stride, int64_t out_col_stride) {
-  for_each_tile(rows, spans, [&](auto tile, int64_t r, Span span) {
-    value_rows<decltype(tile)::value>(probabilities + r * length, length, value, r == 0, span, cols,
-                                      out + r * out_row_stride, out_row_stride, out_col_stride);
+  with_rows(value, [&](auto typed) {
+    for_each_tile(rows, spans, [&](auto tile, int64_t r, Span span) {
+      value_rows<decltype(tile)::value>(probabilities + r * length, length, typed, r == 0, span, cols,
+                                        out + r * out_row_stride, out_row_stride, out_col_stride);
+    });
   });
 }
 
@@ -295,12 +376,12 @@ void scale_scores(float* row, Span span, float scale, float divisor) {
 
 SpanMax span_max(const float* row, Span span) { return HWY_DYNAMIC_DISPATCH(LargestOf)(row, span); }
 
-void attention_scores(const double* query, int64_t rows, FloatRows key, FloatRows next, int64_t length,
+void attention_scores(const double* query, int64_t rows, CacheRows key, CacheRows next, int64_t length,
                       int64_t depth, const Span* spans, float* scores) {
   HWY_DYNAMIC_DISPATCH(AttentionScores)(query, rows, key, next, length, depth, spans, scores);
 }
 
-void attention_values(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
+void attention_values(const float* probabilities, int64_t rows, int64_t length, CacheRows value, int64_t cols,
                       const Span* spans, float* out, int64_t out_row_stride, int64_t out_col_stride) {
   HWY_DYNAMIC_DISPATCH(AttentionValues)(probabilities, rows, length, value, cols, spans, out, out_row_stride,
                                         out_col_stride);

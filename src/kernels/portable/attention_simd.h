@@ -15,10 +15,16 @@ namespace et_ops::kernels::portable::detail {
 // ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)), rounded to float32 once.
 inline constexpr int64_t kScorePartials = 8;
 
-// A matrix of floats: element (i, j) at data[i * row_stride + j * col_stride].
-struct FloatRows {
-  const float* data;
+// The element types of the key and value rows (a cache): float32, or a
+// 16-bit float (float16, bfloat16), which the products widen exactly.
+enum class RowElement { kFloat32, kFloat16, kBFloat16 };
+
+// A matrix of such elements: element (i, j) at data[i * row_stride + j *
+// col_stride] (strides in elements).
+struct CacheRows {
+  const void* data;
   int64_t row_stride, col_stride;
+  RowElement element;
 };
 
 // The positions [begin, end) of a row that a product needs.
@@ -27,12 +33,13 @@ struct Span {
 };
 
 // scores[r * length + s] = query row r . key row s (depth terms, in the
-// order above), for r < rows and s in spans[r]; `query` holds the rows
+// order above, each key element widened to float64 exactly), for r < rows
+// and s in spans[r]; `query` holds the rows
 // promoted to float64, `depth` apart. Positions outside spans[r] may be
 // scored too (rows go in tiles) or left as they were. The rows of `next`
 // (the values) at the positions scored are asked for from memory as it
 // goes.
-void attention_scores(const double* query, int64_t rows, FloatRows key, FloatRows next, int64_t length,
+void attention_scores(const double* query, int64_t rows, CacheRows key, CacheRows next, int64_t length,
                       int64_t depth, const Span* spans, float* scores);
 
 // out(r, j) = sum over s of probabilities[r * length + s] * value(s, j), for
@@ -42,7 +49,7 @@ void attention_scores(const double* query, int64_t rows, FloatRows key, FloatRow
 // spans[r] are zero: their terms are skipped, value rows no row needs are
 // not read. For finite values that changes no bit (a sum from +0.0 is never
 // -0.0, and adding a zero product leaves any other sum as it is).
-void attention_values(const float* probabilities, int64_t rows, int64_t length, FloatRows value, int64_t cols,
+void attention_values(const float* probabilities, int64_t rows, int64_t length, CacheRows value, int64_t cols,
                       const Span* spans, float* out, int64_t out_row_stride, int64_t out_col_stride);
 
 // row[s] = row[s] * scale / divisor for s in span (mul.Scalar then

@@ -6,7 +6,7 @@
 // than one block of scores, finite masked scores and masks of other
 // steps, on every SIMD target and on 1, 2 and 3 threads;
 // cache positions no row attends left unread; a masked-out row; zero
-// sizes; every error.
+// sizes; every error; a float16 or bfloat16 cache.
 #include <pthreadpool.h>
 
 #include <catch2/catch.hpp>
@@ -195,6 +195,80 @@ TEST_CASE("attention: the bits of the documented order, on every SIMD target", "
   }
 }
 
+// A cache of 16-bit floats: the kernel on key and value of T elements,
+// with `threads` threads (key stored in `key_order`).
+template <typename T>
+std::vector<float> fused_16(const Case& c, const std::vector<float>& q, const std::vector<T>& k,
+                            const std::vector<T>& v, const Mask* mask, std::vector<uint8_t> key_order,
+                            uint32_t threads) {
+  Owned<float> query({c.batch, c.heads, c.rows, c.depth}, q);
+  Owned<T> key({c.batch, c.kv_heads, c.length, c.depth}, k, std::move(key_order));
+  Owned<T> value({c.batch, c.kv_heads, c.length, c.value_depth}, v);
+  const Sizes out_sizes{c.batch, c.heads, c.rows, c.value_depth};
+  Owned<float> out(out_sizes, Owned<float>::filled(out_sizes, -1));
+  Owned<float> fill({}, {-kInf});
+  KernelContext ctx;
+  const std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool(threads > 1 ? pthreadpool_create(threads) : nullptr,
+                                                                    pthreadpool_destroy);
+  const et_ops_run_environment env{sizeof(et_ops_run_environment), threads, pool.get()};
+  if (threads > 1) ctx.set_run_environment(&env);
+  std::optional<TensorRef> m, f;
+  if (mask != nullptr) m = mask->ref(), f = fill.ref();
+  REQUIRE(portable::attention_out(ctx, query, key, value, m, f, 1.0, kDivisor, out));
+  return out.logical();
+}
+
+// x rounded to T, with every `stride`-th element from `start` on replaced
+// by one of `specials` (bit patterns) in turn.
+template <typename T>
+std::vector<T> narrowed(const std::vector<float>& x, const std::vector<uint16_t>& specials, std::size_t start,
+                        std::size_t stride) {
+  std::vector<T> out;
+  for (float f : x) out.push_back(T::from_float(f));
+  for (std::size_t i = start, n = 0; i < out.size(); i += stride, ++n) out[i] = T::from_bits(specials[n % specials.size()]);
+  return out;
+}
+
+template <typename T>
+std::vector<float> widened(const std::vector<T>& x) {
+  std::vector<float> out;
+  for (T h : x) out.push_back(h.to_float());
+  return out;
+}
+
+template <typename T>
+void check_16_bit_cache(const std::vector<uint16_t>& specials) {
+  auto rng = et_ops::test::seeded_rng(16);
+  for (const Case& c : kCases) {
+    INFO("B " << c.batch << " H " << c.heads << " Hkv " << c.kv_heads << " T " << c.rows << " S " << c.length);
+    const Operands o(c, rng);
+    // Specials in a few key positions (scores of inf or NaN) and value
+    // columns; subnormals and the extremes among them.
+    const auto k = narrowed<T>(o.k, specials, 5, 97), v = narrowed<T>(o.v, specials, 3, 41);
+    const auto k32 = widened(k), v32 = widened(v);
+    const auto expected = fused(c, o.q, k32, v32, &o.rows_mask, 1.0, kDivisor, -kInf);
+    const auto unmasked = fused(c, o.q, k32, v32, nullptr, 1.0, kDivisor, -kInf, {0, 1, 3, 2});
+    et_ops::test::for_each_simd_target([&] {
+      CHECK(first_difference(fused_16(c, o.q, k, v, &o.rows_mask, {}, 1), expected) == -1);
+      CHECK(first_difference(fused_16(c, o.q, k, v, &o.rows_mask, {}, 2), expected) == -1);
+      CHECK(first_difference(fused_16(c, o.q, k, v, nullptr, {0, 1, 3, 2}, 1), unmasked) == -1);
+    });
+  }
+}
+
+// A 16-bit cache widens exactly: the bits of the float32 kernel on the
+// widened cache, on every SIMD target and thread count, infinities, NaN
+// and subnormals included (Highway's own float16 conversion, on targets
+// without F16C, would make infinities finite).
+TEST_CASE("attention: a float16 or bfloat16 cache gives the bits of its float32 widening", "[portable][attention]") {
+  SECTION("float16") {
+    check_16_bit_cache<et_ops::Half>({0x0001, 0x83FF, 0x7BFF, 0xFBFF, 0x0400, 0x7C00, 0x8000, 0xFC00, 0x7E01, 0x03FF});
+  }
+  SECTION("bfloat16") {
+    check_16_bit_cache<et_ops::BFloat16>({0x0001, 0x807F, 0x7F7F, 0x0080, 0x7F80, 0x8000, 0xFF80, 0x7FC1});
+  }
+}
+
 // A run state of several threads splits the heads and blocks of rows among
 // them: the same bits as one thread, with every mask form, on every target.
 TEST_CASE("attention: two and three threads give one thread's bits", "[portable][attention][threads]") {
@@ -360,6 +434,11 @@ TEST_CASE("attention: errors name the argument", "[portable][attention]") {
     KernelContext ctx2;
     CHECK_FALSE(portable::attention_out(ctx2, q, k, v, mask.ref(), integer.ref(), 1.0, 1.0, out));
     CHECK_ERROR(ctx2, "masked_score");
+  }
+  SECTION("a key of int8 elements") {
+    Owned<int8_t> k8({1, 2, 5, 8}, Owned<int8_t>::filled({1, 2, 5, 8}, 0));
+    CHECK_FALSE(portable::attention_out(ctx, q, k8, v, std::nullopt, std::nullopt, 1.0, 1.0, out));
+    CHECK_ERROR(ctx, "key has dtype int8", "float32, float16 or bfloat16");
   }
   SECTION("a query of rank 3") {
     Owned<float> q3({4, 2, 8}, Owned<float>::filled({4, 2, 8}, 0));
