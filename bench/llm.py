@@ -3,7 +3,7 @@
     PYTHONPATH=build/src/python /usr/bin/python3 bench/llm.py [--build build]
         [--models stories110m,tinyllama] [--schemes int8,int4,8da4w] [--threads 1,2]
         [--prompt 128] [--new 128] [--runs 2] [--programs DIR] [--memory-seq-len 2048]
-        [--json FILE] [--chart FILE.png] [--isa=native|avx2]
+        [--cache-dtype float32|float16|bfloat16] [--json FILE] [--chart FILE.png] [--isa=native|avx2]
 
 Llama-shaped models with random weights (examples/language_model/model.py,
 the form `et_ops.export.export_llm` exports), at two sizes:
@@ -12,6 +12,9 @@ the form `et_ops.export.export_llm` exports), at two sizes:
   an untied output layer (134M parameters);
 - tinyllama: dim 2048, 22 layers, 32 heads / 4 key-value heads, FFN 5632,
   vocabulary 32000 (1.1B parameters).
+
+The key/value cache holds --cache-dtype elements (float32 by default; a
+16-bit cache halves its bytes, in PyTorch's runs too).
 
 For each, a prompt of --prompt random tokens runs in one run (prefill),
 then --new - 1 single-token runs (decode, greedy), on each --threads count:
@@ -91,11 +94,14 @@ GROUP_SIZE = 32
 TORCH_ENGINES = [e for e in ("x86", "fbgemm", "onednn", "qnnpack") if e in torch.backends.quantized.supported_engines]
 
 
-def make_model(shape, max_seq_len):
+CACHE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def make_model(shape, max_seq_len, cache_dtype):
     torch.manual_seed(0)
     s = dict(SHAPES[shape])
     vocab = s.pop("vocab_size")
-    model = llama.Llama(vocab, max_seq_len=max_seq_len, **s).eval()
+    model = llama.Llama(vocab, max_seq_len=max_seq_len, cache_dtype=CACHE_DTYPES[cache_dtype], **s).eval()
     with torch.no_grad():  # embeddings of the scale a trained model's have, so activations stay moderate
         model.tok_embeddings.weight.mul_(0.02)
     return model
@@ -192,8 +198,9 @@ def best(runs, measure):
 
 # --- et_ops ----------------------------------------------------------------------------------------------------
 
-def export_program(model, shape, scheme, max_seq_len, directory):
-    path = os.path.join(directory, f"{shape}_{scheme}_{max_seq_len}.etp")
+def export_program(model, shape, scheme, max_seq_len, directory, cache_dtype):
+    cache = "" if cache_dtype == "float32" else f"_{cache_dtype}_cache"
+    path = os.path.join(directory, f"{shape}_{scheme}_{max_seq_len}{cache}.etp")
     if not os.path.exists(path):
         start = time.perf_counter()
         ex.export_llm(model, max_seq_len, name=f"{shape}_{scheme}", scheme=scheme, group_size=GROUP_SIZE).save(path)
@@ -273,7 +280,7 @@ def program_memory(et_ops_tool, path):
 
 def measure_model(shape, args, directory, et_ops_tool):
     max_seq_len = args.prompt + args.new
-    model = make_model(shape, max_seq_len)
+    model = make_model(shape, max_seq_len, args.cache_dtype)
     print(f"{shape}: {parameters(model) / 1e6:.0f}M parameters, {linear_parameters(model) / 1e6:.0f}M in linear layers",
           flush=True)
     prompt = torch.randint(0, SHAPES[shape]["vocab_size"], (args.prompt,),
@@ -297,7 +304,7 @@ def measure_model(shape, args, directory, et_ops_tool):
                   f"decode {rows[-1]['decode']:.1f} tok/s", flush=True)
     memories = {}
     for scheme in args.schemes:
-        path = export_program(model, shape, scheme, max_seq_len, directory)
+        path = export_program(model, shape, scheme, max_seq_len, directory, args.cache_dtype)
         memories[scheme] = program_memory(et_ops_tool, path)
         program, tokens = et_ops.load(path), {}
         for threads in args.threads:
@@ -310,18 +317,19 @@ def measure_model(shape, args, directory, et_ops_tool):
     result = dict(shape=shape, parameters=parameters(model), linear_parameters=linear_parameters(model),
                   rows=rows, memory=memories)
     if shape != "tinyllama" and args.memory_seq_len:
-        result["long_state"] = long_state(model, shape, args.memory_seq_len, directory, et_ops_tool)
+        result["long_state"] = long_state(model, shape, args.memory_seq_len, directory, et_ops_tool, args.cache_dtype)
     return result
 
 
-def long_state(model, shape, max_seq_len, directory, et_ops_tool):
+def long_state(model, shape, max_seq_len, directory, et_ops_tool, cache_dtype):
     """The run state of an 8da4w program for max_seq_len positions beside the cache it must hold."""
-    long_model = make_model(shape, max_seq_len)
+    long_model = make_model(shape, max_seq_len, cache_dtype)
     long_model.load_state_dict(model.state_dict(), strict=False)
-    path = export_program(long_model, shape, "8da4w", max_seq_len, directory)
+    path = export_program(long_model, shape, "8da4w", max_seq_len, directory, cache_dtype)
     memory = program_memory(et_ops_tool, path)
     s = SHAPES[shape]
-    memory["cache_bytes"] = 2 * s["n_layers"] * s["n_kv_heads"] * max_seq_len * (s["dim"] // s["n_heads"]) * 4
+    element = torch.finfo(CACHE_DTYPES[cache_dtype]).bits // 8
+    memory["cache_bytes"] = 2 * s["n_layers"] * s["n_kv_heads"] * max_seq_len * (s["dim"] // s["n_heads"]) * element
     memory["max_seq_len"] = max_seq_len
     return memory
 
@@ -426,6 +434,8 @@ def main():
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--chart", help="also draw the speeds to this PNG (python3-matplotlib)")
     parser.add_argument("--isa", choices=isa_cap.CHOICES, default="native")
+    parser.add_argument("--cache-dtype", choices=sorted(CACHE_DTYPES), default="float32",
+                        help="the key/value cache's elements (default float32)")
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     args.schemes = args.schemes.split(",")

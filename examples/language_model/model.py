@@ -7,6 +7,9 @@ keys and values in cache buffers of max_seq_len positions, written with
 index_copy_ at input_pos, and attends to the whole cache under a causal
 mask: the form et_ops.export.export_llm exports. In training mode it
 attends within the batch of sequences it is given, without the cache.
+The cache holds cache_dtype elements (float32 by default; torch.float16 or
+torch.bfloat16 halve its bytes): keys and values are rounded to it as they
+are written and widened back to float32 as they are read.
 """
 
 import math
@@ -32,7 +35,7 @@ def rotate_half(x):
 
 
 class Attention(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len):
+    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len, cache_dtype=torch.float32):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, dim // n_heads
         self.wq = nn.Linear(dim, n_heads * self.head_dim, bias=False)
@@ -40,8 +43,8 @@ class Attention(nn.Module):
         self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
         self.wo = nn.Linear(n_heads * self.head_dim, dim, bias=False)
         cache_shape = (1, n_kv_heads, max_seq_len, self.head_dim)
-        self.register_buffer("k_cache", torch.zeros(cache_shape), persistent=False)
-        self.register_buffer("v_cache", torch.zeros(cache_shape), persistent=False)
+        self.register_buffer("k_cache", torch.zeros(cache_shape, dtype=cache_dtype), persistent=False)
+        self.register_buffer("v_cache", torch.zeros(cache_shape, dtype=cache_dtype), persistent=False)
 
     def repeat_kv(self, x):
         """[B, kv heads, S, D] -> [B, heads, S, D]: each key/value head serves several query heads."""
@@ -57,9 +60,9 @@ class Attention(nn.Module):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         if not self.training:
-            self.k_cache.index_copy_(2, input_pos, k)
-            self.v_cache.index_copy_(2, input_pos, v)
-            k, v = self.k_cache, self.v_cache
+            self.k_cache.index_copy_(2, input_pos, k.to(self.k_cache.dtype))
+            self.v_cache.index_copy_(2, input_pos, v.to(self.v_cache.dtype))
+            k, v = self.k_cache.to(q.dtype), self.v_cache.to(q.dtype)
         scores = q @ self.repeat_kv(k).transpose(2, 3) / math.sqrt(self.head_dim)
         scores = scores.masked_fill(~mask, float("-inf"))
         out = F.softmax(scores, dim=-1) @ self.repeat_kv(v)
@@ -78,10 +81,10 @@ class FeedForward(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, hidden, max_seq_len):
+    def __init__(self, dim, n_heads, n_kv_heads, hidden, max_seq_len, cache_dtype=torch.float32):
         super().__init__()
         self.attention_norm = RMSNorm(dim)
-        self.attention = Attention(dim, n_heads, n_kv_heads, max_seq_len)
+        self.attention = Attention(dim, n_heads, n_kv_heads, max_seq_len, cache_dtype)
         self.ffn_norm = RMSNorm(dim)
         self.feed_forward = FeedForward(dim, hidden)
 
@@ -91,10 +94,12 @@ class Block(nn.Module):
 
 
 class Llama(nn.Module):
-    def __init__(self, vocab_size, max_seq_len=128, n_layers=2, dim=128, n_heads=4, n_kv_heads=2, hidden=384):
+    def __init__(self, vocab_size, max_seq_len=128, n_layers=2, dim=128, n_heads=4, n_kv_heads=2, hidden=384,
+                 cache_dtype=torch.float32):
         super().__init__()
         self.tok_embeddings = nn.Embedding(vocab_size, dim)
-        self.layers = nn.ModuleList(Block(dim, n_heads, n_kv_heads, hidden, max_seq_len) for _ in range(n_layers))
+        self.layers = nn.ModuleList(Block(dim, n_heads, n_kv_heads, hidden, max_seq_len, cache_dtype)
+                                    for _ in range(n_layers))
         self.norm = RMSNorm(dim)
         self.output = nn.Linear(dim, vocab_size, bias=False)
         head_dim = dim // n_heads

@@ -67,6 +67,8 @@ def decoder(kind, seed=0, vocab=None, **sizes):
     if kind == "gpt2":
         return cached_decoders.GPT2(vocab=vocab or 64, max_seq_len=MAX_SEQ_LEN, **sizes).eval()
     sizes = {"dim": 64, "hidden": 128, **sizes}
+    if kind != "llama":  # llama_float16, llama_bfloat16: a cache of 16-bit floats
+        sizes["cache_dtype"] = getattr(torch, kind.split("_")[1])
     return cached_decoders.Llama(vocab or 80, max_seq_len=MAX_SEQ_LEN, **sizes).eval()
 
 
@@ -175,6 +177,14 @@ class NumbersTest(unittest.TestCase):
             with self.subTest(scheme=scheme or "float"):
                 self.check_steps("llama", scheme)
                 self.check_greedy("llama", scheme)
+
+    def test_llama_with_a_16_bit_cache(self):
+        """The cache rounded to float16 or bfloat16 as PyTorch's module rounds it: the same contract."""
+        for kind in ("llama_float16", "llama_bfloat16"):
+            for scheme in (None, "8da4w"):
+                with self.subTest(kind=kind, scheme=scheme or "float"):
+                    self.check_steps(kind, scheme)
+                    self.check_greedy(kind, scheme)
 
     def test_the_program_declares_its_bounds(self):
         for kind in ("gpt2", "llama"):

@@ -13,8 +13,11 @@ its condition is false gets a logical_not of it, the kernel's mask) becomes one 
 query, key and value where they are. A key or value that is a cache of Hkv
 heads repeated for the query heads (repeat_kv:
 view [B, Hkv, 1, S, D] -> expand [B, Hkv, H / Hkv, S, D] -> view) is read
-unrepeated. So a decode step no longer transposes, repeats and copies each
-layer's cache three times or more.
+unrepeated. A key or value that is a float32 copy of a float16 or bfloat16
+cache (`cache.float()`: copy.out of the same sizes) is read in its 16-bit
+form, which the kernel widens exactly. So a decode step no longer
+transposes, repeats, converts and copies each layer's cache three times or
+more.
 
 Numerics: the fused kernel computes the chain's steps with the same
 arithmetic but for the order of a score's float64 sum (the portable kernels'
@@ -36,6 +39,8 @@ WHERE = portable.where_self_out
 LOGICAL_NOT = portable.logical_not_out
 SOFTMAX = portable.softmax_out
 ATTENTION = portable.attention_out
+COPY = portable.copy_out
+CACHE_DTYPES = ("float32", "float16", "bfloat16")
 
 
 class _Fused:
@@ -76,6 +81,19 @@ def _repeated(p, v, chain):
     return source.self
 
 
+def _widened(p, v, chain):
+    """The float16 or bfloat16 tensor of v's sizes that v, its float32 copy (copy.out), widens; else v."""
+    n = p.produced_by(v, COPY)
+    if n is None:
+        return v
+    copy = COPY.read(p.instructions[n]["args"])
+    src = p.values[copy.src]
+    if src["type"] != "tensor" or src["dtype"] not in ("float16", "bfloat16") or src["sizes"] != _sizes(p, v):
+        return v
+    chain.append(n)
+    return copy.src
+
+
 def _heads(p, v, chain):
     """(operand, sizes): for v, a [B, H, S, D] tensor or the [B, Hkv, R, S, D] repeat that makes one, the
     tensor the kernel reads ([B, Hkv, S, D], unrepeated) and the [B, H, S, D] the chain saw; or None."""
@@ -85,7 +103,7 @@ def _heads(p, v, chain):
         if not (isinstance(kv, int) and isinstance(r, int)):
             return None
         source = _repeated(p, v, chain)
-        return None if source is None else (source, [b, kv * r, s, d])
+        return None if source is None else (_widened(p, source, chain), [b, kv * r, s, d])
     if len(sizes) != 4:
         return None
     found = []
@@ -96,8 +114,8 @@ def _heads(p, v, chain):
             source = _repeated(p, view.self, found)
             if source is not None:
                 chain.extend(found)
-                return source, sizes
-    return v, sizes
+                return _widened(p, source, chain), sizes
+    return _widened(p, v, chain), sizes
 
 
 def _flattened_heads(p, v, chain):
@@ -180,7 +198,8 @@ def _match(p, n):
     (key, key_sizes), (value, v_sizes) = key, value
     query = query_view.self
     q_sizes = _sizes(p, query)
-    if (len(q_sizes) != 4 or len(key_sizes) != 4 or not all(_float32(p, v) for v in (query, key, value))
+    if (len(q_sizes) != 4 or len(key_sizes) != 4 or not _float32(p, query)
+            or not all(p.values[v]["dtype"] in CACHE_DTYPES for v in (key, value))
             or key_sizes[:2] != q_sizes[:2] or v_sizes[:3] != key_sizes[:3] or key_sizes[3] != q_sizes[3]
             or _sizes(p, out_view.out) != q_sizes[:3] + v_sizes[3:]
             or _sizes(p, query_view.out) != _flat(q_sizes) or _sizes(p, scores_view.self) != _flat(_sizes(p, scores))
