@@ -20,6 +20,7 @@
 
 #include "attention_simd.h"
 #include "et_ops/half.h"
+#include "float16_vectors-inl.h"
 #include "vector_math-inl.h"
 
 ET_OPS_HWY_NAMESPACE_BEGIN(et_ops::kernels::portable::detail)
@@ -79,25 +80,6 @@ HWY_INLINE double widen(float x) { return x; }
 HWY_INLINE double widen(Float16 x) { return x.to_float(); }
 HWY_INLINE double widen(BFloat16 x) { return x.to_float(); }
 
-// float16 bit patterns (in uint32 lanes) as floats, exactly, infinities and
-// NaN included (Highway's emulated conversion, on the targets without
-// F16C, turns them into finite numbers): the same bits on every target.
-template <class DF, class VU>
-HWY_INLINE hn::Vec<DF> widen_half(DF df, VU bits) {
-  const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
-  const auto exponent = hn::And(hn::ShiftRight<10>(bits), hn::Set(du, 0x1Fu));
-  const auto mantissa = hn::And(bits, hn::Set(du, 0x3FFu));
-  const auto sign = hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u)));
-  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 112u))), hn::ShiftLeft<13>(mantissa));
-  const auto special = hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(mantissa));
-  // A subnormal (or zero) is mantissa * 2^-24: exact, and a normal float.
-  const auto subnormal = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, mantissa)), hn::Set(df, 0x1p-24f)));
-  auto magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Zero(du)), subnormal, normal);
-  magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Set(du, 0x1Fu)), special, magnitude);
-  return hn::BitCast(df, hn::Or(sign, magnitude));
-}
-
 // kLanes elements from p, widened to float64 exactly.
 template <typename T>
 HWY_INLINE VD load_wide(const T* p) {
@@ -109,14 +91,15 @@ HWY_INLINE VD load_wide(const T* p) {
     const hn::Rebind<uint16_t, DD> d16;
     const hn::RebindToUnsigned<DH> du;
     const auto bits = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p)));
-    if constexpr (std::is_same_v<T, BFloat16>) return hn::PromoteTo(dd, hn::BitCast(dh, hn::ShiftLeft<16>(bits)));
+    if constexpr (std::is_same_v<T, BFloat16>) return hn::PromoteTo(dd, WidenBFloat16(dh, bits));
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
-    // F16C's conversion (vcvtph2ps), exact for every input.
+    // F16C's conversion (vcvtph2ps), exact for every input (Highway's
+    // emulated one, on the other targets, is not: WidenFloat16 there).
     (void)bits;
     const hn::Rebind<hwy::float16_t, DD> dh16;
     return hn::PromoteTo(dd, hn::PromoteTo(dh, hn::LoadU(dh16, reinterpret_cast<const hwy::float16_t*>(p))));
 #else
-    return hn::PromoteTo(dd, widen_half(dh, bits));
+    return hn::PromoteTo(dd, WidenFloat16(dh, bits));
 #endif
   }
 }

@@ -14,6 +14,7 @@
 #include "checks.h"
 #include "et_ops/half.h"
 #include "et_ops/kernels/portable.h"
+#include "float16_simd.h"
 
 namespace et_ops::kernels::portable {
 namespace {
@@ -199,6 +200,44 @@ bool check_copyable_dtype(KernelContext& ctx, const char* op, const char* name, 
                       dtype_name(t.dtype()), kCopyDtypes);
 }
 
+// float32 to or from float16 or bfloat16 (a 16-bit cache written and read):
+// contiguous rows through the vectorised loops (the same bits as
+// convert_any), others an element at a time. False for other dtypes.
+bool convert_16_bit_rows(const detail::StridedLoop<2>& loop, TensorRef out, TensorRef src) {
+  using RowLoop = void (*)(const void*, void*, std::size_t);
+  RowLoop row_loop = nullptr;
+  const DType to = out.dtype(), from = src.dtype();
+  if (from == DType::Float32 && to == DType::Float16)
+    row_loop = [](const void* i, void* o, std::size_t n) {
+      simd::narrow_to_float16(static_cast<const float*>(i), static_cast<uint16_t*>(o), n);
+    };
+  else if (from == DType::Float32 && to == DType::BFloat16)
+    row_loop = [](const void* i, void* o, std::size_t n) {
+      simd::narrow_to_bfloat16(static_cast<const float*>(i), static_cast<uint16_t*>(o), n);
+    };
+  else if (from == DType::Float16 && to == DType::Float32)
+    row_loop = [](const void* i, void* o, std::size_t n) {
+      simd::widen_float16(static_cast<const uint16_t*>(i), static_cast<float*>(o), n);
+    };
+  else if (from == DType::BFloat16 && to == DType::Float32)
+    row_loop = [](const void* i, void* o, std::size_t n) {
+      simd::widen_bfloat16(static_cast<const uint16_t*>(i), static_cast<float*>(o), n);
+    };
+  if (row_loop == nullptr) return false;
+  auto* o = static_cast<unsigned char*>(out.data());
+  const auto* i = static_cast<const unsigned char*>(src.data());
+  const int64_t out_size = static_cast<int64_t>(dtype_size(to)), src_size = static_cast<int64_t>(dtype_size(from));
+  detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
+    if (step[0] == 1 && step[1] == 1) {
+      row_loop(i + offset[1] * src_size, o + offset[0] * out_size, static_cast<std::size_t>(length));
+      return;
+    }
+    for (int64_t j = 0; j < length; ++j)
+      row_loop(i + (offset[1] + j * step[1]) * src_size, o + (offset[0] + j * step[0]) * out_size, 1);
+  });
+  return true;
+}
+
 template <typename To, typename From>
 void convert_strided(const detail::StridedLoop<2>& loop, To* out, const From* in) {
   detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
@@ -370,6 +409,7 @@ bool copy_out(KernelContext& ctx, TensorRef self, TensorRef src, bool non_blocki
     });
     return true;
   }
+  if (convert_16_bit_rows(loop, out, src)) return true;
   dispatch_copyable(out.dtype(), [&](auto to) {
     dispatch_copyable(src.dtype(), [&](auto from) {
       using To = typename decltype(to)::type;

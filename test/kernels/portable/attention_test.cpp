@@ -103,12 +103,14 @@ std::vector<float> chain(const Case& c, const std::vector<float>& q, const std::
 
 // The fused kernel; with `threads` > 1 called as a run state of that many
 // threads calls it (its context carries the run's environment).
-std::vector<float> fused(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
-                         const std::vector<float>& v, const Mask* mask, double scale, double divisor,
-                         double masked_score, std::vector<uint8_t> key_order = {}, uint32_t threads = 1) {
+// Key and value hold T elements (float, or a 16-bit float type).
+template <typename T>
+std::vector<float> fused(const Case& c, const std::vector<float>& q, const std::vector<T>& k, const std::vector<T>& v,
+                         const Mask* mask, double scale, double divisor, double masked_score,
+                         std::vector<uint8_t> key_order = {}, uint32_t threads = 1) {
   Owned<float> query({c.batch, c.heads, c.rows, c.depth}, q);
-  Owned<float> key({c.batch, c.kv_heads, c.length, c.depth}, k, std::move(key_order));
-  Owned<float> value({c.batch, c.kv_heads, c.length, c.value_depth}, v);
+  Owned<T> key({c.batch, c.kv_heads, c.length, c.depth}, k, std::move(key_order));
+  Owned<T> value({c.batch, c.kv_heads, c.length, c.value_depth}, v);
   const Sizes out_sizes{c.batch, c.heads, c.rows, c.value_depth};
   Owned<float> out(out_sizes, Owned<float>::filled(out_sizes, -1));
   Owned<float> fill({}, {static_cast<float>(masked_score)});
@@ -195,29 +197,6 @@ TEST_CASE("attention: the bits of the documented order, on every SIMD target", "
   }
 }
 
-// A cache of 16-bit floats: the kernel on key and value of T elements,
-// with `threads` threads (key stored in `key_order`).
-template <typename T>
-std::vector<float> fused_16(const Case& c, const std::vector<float>& q, const std::vector<T>& k,
-                            const std::vector<T>& v, const Mask* mask, std::vector<uint8_t> key_order,
-                            uint32_t threads) {
-  Owned<float> query({c.batch, c.heads, c.rows, c.depth}, q);
-  Owned<T> key({c.batch, c.kv_heads, c.length, c.depth}, k, std::move(key_order));
-  Owned<T> value({c.batch, c.kv_heads, c.length, c.value_depth}, v);
-  const Sizes out_sizes{c.batch, c.heads, c.rows, c.value_depth};
-  Owned<float> out(out_sizes, Owned<float>::filled(out_sizes, -1));
-  Owned<float> fill({}, {-kInf});
-  KernelContext ctx;
-  const std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool(threads > 1 ? pthreadpool_create(threads) : nullptr,
-                                                                    pthreadpool_destroy);
-  const et_ops_run_environment env{sizeof(et_ops_run_environment), threads, pool.get()};
-  if (threads > 1) ctx.set_run_environment(&env);
-  std::optional<TensorRef> m, f;
-  if (mask != nullptr) m = mask->ref(), f = fill.ref();
-  REQUIRE(portable::attention_out(ctx, query, key, value, m, f, 1.0, kDivisor, out));
-  return out.logical();
-}
-
 // x rounded to T, with every `stride`-th element from `start` on replaced
 // by one of `specials` (bit patterns) in turn.
 template <typename T>
@@ -249,9 +228,9 @@ void check_16_bit_cache(const std::vector<uint16_t>& specials) {
     const auto expected = fused(c, o.q, k32, v32, &o.rows_mask, 1.0, kDivisor, -kInf);
     const auto unmasked = fused(c, o.q, k32, v32, nullptr, 1.0, kDivisor, -kInf, {0, 1, 3, 2});
     et_ops::test::for_each_simd_target([&] {
-      CHECK(first_difference(fused_16(c, o.q, k, v, &o.rows_mask, {}, 1), expected) == -1);
-      CHECK(first_difference(fused_16(c, o.q, k, v, &o.rows_mask, {}, 2), expected) == -1);
-      CHECK(first_difference(fused_16(c, o.q, k, v, nullptr, {0, 1, 3, 2}, 1), unmasked) == -1);
+      CHECK(first_difference(fused(c, o.q, k, v, &o.rows_mask, 1.0, kDivisor, -kInf), expected) == -1);
+      CHECK(first_difference(fused(c, o.q, k, v, &o.rows_mask, 1.0, kDivisor, -kInf, {}, 2), expected) == -1);
+      CHECK(first_difference(fused(c, o.q, k, v, nullptr, 1.0, kDivisor, -kInf, {0, 1, 3, 2}), unmasked) == -1);
     });
   }
 }

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <vector>
 
 #include "et_ops/kernels/portable.h"
+#include "simd_targets.h"
 #include "test_util.h"
 
 TEST_CASE("view_copy: reshapes in logical order", "[portable][view_copy]") {
@@ -404,4 +406,93 @@ TEST_CASE("copy: bfloat16 from float32 rounds to nearest even, and widens exactl
   REQUIRE(portable::copy_out(ctx, narrow, narrow, false, half));  // through float32
   CHECK(half.values[2].to_float() == 1.015625f);
   CHECK(half.values[5].bits == 0x7C00u);  // 3.39e38 overflows float16
+}
+
+namespace {
+float float_of_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+uint32_t bits_of_float(float f) { return static_cast<uint32_t>(et_ops::test::bits_of(f)); }
+// The first index where got and expected differ, -1 if none (a failure
+// names one element instead of printing vectors of half a million).
+template <typename T>
+int64_t first_mismatch(const std::vector<T>& got, const std::vector<T>& expected) {
+  if (got.size() != expected.size()) return 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != expected[i]) return static_cast<int64_t>(i);
+  return -1;
+}
+}  // namespace
+
+// Every float16 value, the floats halfway between neighbours (ties) and
+// one ulp either side of them, the same around bfloat16's, and random bit
+// patterns (NaN payloads, subnormals, overflow): narrowed as Half and
+// BFloat16 do and widened back exactly, through the vectorised rows and
+// through strided ones, on every SIMD target.
+TEST_CASE("copy: float16 and bfloat16 conversions have the bits of Half and BFloat16 on every SIMD target",
+          "[portable][copy]") {
+  std::vector<float> x;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint32_t b = bits_of_float(et_ops::Half::from_bits(static_cast<uint16_t>(h)).to_float());
+    for (uint32_t delta : {0u, 0x0FFFu, 0x1000u, 0x1001u, 0x7FFFu, 0x8000u, 0x8001u}) x.push_back(float_of_bits(b + delta));
+  }
+  auto rng = et_ops::test::seeded_rng(21);
+  for (int i = 0; i < 100000; ++i) x.push_back(float_of_bits(static_cast<uint32_t>(rng())));
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<uint16_t> half_bits, bfloat_bits;
+  for (float f : x) {
+    half_bits.push_back(et_ops::Half::from_float(f).bits);
+    bfloat_bits.push_back(et_ops::BFloat16::from_float(f).bits);
+  }
+  std::vector<uint16_t> every(65536);
+  for (uint32_t h = 0; h < 65536; ++h) every[h] = static_cast<uint16_t>(h);
+  const auto halves_of = [](const std::vector<uint16_t>& b) {
+    std::vector<et_ops::Half> out;
+    for (uint16_t v : b) out.push_back(et_ops::Half::from_bits(v));
+    return out;
+  };
+  const auto bfloats_of = [](const std::vector<uint16_t>& b) {
+    std::vector<et_ops::BFloat16> out;
+    for (uint16_t v : b) out.push_back(et_ops::BFloat16::from_bits(v));
+    return out;
+  };
+  std::vector<uint32_t> from_half, from_bfloat;
+  for (uint16_t h : every) {
+    from_half.push_back(bits_of_float(et_ops::Half::from_bits(h).to_float()));
+    from_bfloat.push_back(bits_of_float(et_ops::BFloat16::from_bits(h).to_float()));
+  }
+  Owned<float> src({n}, x);
+  Owned<float> rows({n / 7, 7}, std::vector<float>(x.begin(), x.begin() + n / 7 * 7));
+  et_ops::test::for_each_simd_target([&] {
+    KernelContext ctx;
+    Owned<et_ops::Half> half({n}, std::vector<et_ops::Half>(static_cast<std::size_t>(n)));
+    REQUIRE(portable::copy_out(ctx, src, src, false, half));
+    std::vector<uint16_t> got;
+    for (const auto& h : half.values) got.push_back(h.bits);
+    CHECK(first_mismatch(got, half_bits) == -1);
+    Owned<et_ops::BFloat16> bfloat({n}, std::vector<et_ops::BFloat16>(static_cast<std::size_t>(n)));
+    REQUIRE(portable::copy_out(ctx, src, src, false, bfloat));
+    got.clear();
+    for (const auto& b : bfloat.values) got.push_back(b.bits);
+    CHECK(first_mismatch(got, bfloat_bits) == -1);
+    // A column-major out: one element at a time.
+    Owned<et_ops::Half> strided({n / 7, 7}, std::vector<et_ops::Half>(static_cast<std::size_t>(n / 7 * 7)), {1, 0});
+    REQUIRE(portable::copy_out(ctx, rows, rows, false, strided));
+    got.clear();
+    for (const auto& h : strided.logical()) got.push_back(h.bits);
+    CHECK(first_mismatch(got, std::vector<uint16_t>(half_bits.begin(), half_bits.begin() + n / 7 * 7)) == -1);
+    Owned<et_ops::Half> halves({65536}, halves_of(every));
+    Owned<et_ops::BFloat16> bfloats({65536}, bfloats_of(every));
+    Owned<float> wide({65536}, std::vector<float>(65536));
+    REQUIRE(portable::copy_out(ctx, wide, halves, false, wide));
+    std::vector<uint32_t> wide_bits;
+    for (float f : wide.values) wide_bits.push_back(bits_of_float(f));
+    CHECK(first_mismatch(wide_bits, from_half) == -1);
+    REQUIRE(portable::copy_out(ctx, wide, bfloats, false, wide));
+    wide_bits.clear();
+    for (float f : wide.values) wide_bits.push_back(bits_of_float(f));
+    CHECK(first_mismatch(wide_bits, from_bfloat) == -1);
+  });
 }
