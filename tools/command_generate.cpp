@@ -108,6 +108,10 @@ void print_result(const std::vector<int64_t>& prompt, const Generation& result, 
     fmt::print("text: {}\n", tokenizer->decode(all));
   }
   const GenerateTimings& t = result.timings;
+  if (result.tokens.empty()) {  // --max-new-tokens 0: the prompt needs no run
+    fmt::print("prefill: not run (no new tokens were asked for)\ndecode: not run\n");
+    return;
+  }
   fmt::print("{}", speed_text("prefill", t.prefill_tokens, t.prefill_seconds, t.prefill_tokens_per_second()));
   fmt::print("{}", speed_text("decode", t.decode_tokens, t.decode_seconds, t.decode_tokens_per_second()));
 }

@@ -174,6 +174,10 @@ class StateTest(unittest.TestCase):
                              et_ops.generate(self.program, [3, 5, 1], 10, **kwargs))
             self.assertRegex(result.stdout, r"prefill: 3 tokens in [0-9.]+ ms, [0-9.]+ tokens/s")
             self.assertRegex(result.stdout, r"decode: 9 tokens in [0-9.]+ ms, [0-9.]+ tokens/s")
+        result = subprocess.run([os.environ["ET_OPS_TOOL"], "generate", self.path, "--prompt-tokens", "3,5",
+                                 "--max-new-tokens", "0"], capture_output=True, text=True, check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("new tokens: \nprefill: not run (no new tokens were asked for)\ndecode: not run\n", result.stdout)
         result = subprocess.run([os.environ["ET_OPS_TOOL"], "generate", self.path, "--prompt-tokens", "1,9"],
                                 capture_output=True, text=True, check=False)
         self.assertEqual(result.returncode, 1)
