@@ -200,9 +200,10 @@ bool check_copyable_dtype(KernelContext& ctx, const char* op, const char* name, 
                       dtype_name(t.dtype()), kCopyDtypes);
 }
 
-// float32 to or from float16 or bfloat16 (a 16-bit cache written and read):
-// contiguous rows through the vectorised loops (the same bits as
-// convert_any), others an element at a time. False for other dtypes.
+// float32 to or from float16 or bfloat16 (a 16-bit cache written and read)
+// in rows contiguous in both tensors, through the vectorised loops (the
+// same bits as convert_any). False for other dtypes or layouts, which
+// convert_strided converts an element at a time.
 bool convert_16_bit_rows(const detail::StridedLoop<2>& loop, TensorRef out, TensorRef src) {
   using RowLoop = void (*)(const void*, void*, std::size_t);
   RowLoop row_loop = nullptr;
@@ -223,17 +224,13 @@ bool convert_16_bit_rows(const detail::StridedLoop<2>& loop, TensorRef out, Tens
     row_loop = [](const void* i, void* o, std::size_t n) {
       simd::widen_bfloat16(static_cast<const uint16_t*>(i), static_cast<float*>(o), n);
     };
-  if (row_loop == nullptr) return false;
+  const bool contiguous_rows = loop.dim == 0 || (loop.strides[0][loop.dim - 1] == 1 && loop.strides[1][loop.dim - 1] == 1);
+  if (row_loop == nullptr || !contiguous_rows) return false;
   auto* o = static_cast<unsigned char*>(out.data());
   const auto* i = static_cast<const unsigned char*>(src.data());
   const int64_t out_size = static_cast<int64_t>(dtype_size(to)), src_size = static_cast<int64_t>(dtype_size(from));
-  detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t* step) {
-    if (step[0] == 1 && step[1] == 1) {
-      row_loop(i + offset[1] * src_size, o + offset[0] * out_size, static_cast<std::size_t>(length));
-      return;
-    }
-    for (int64_t j = 0; j < length; ++j)
-      row_loop(i + (offset[1] + j * step[1]) * src_size, o + (offset[0] + j * step[0]) * out_size, 1);
+  detail::for_each_row(loop, [&](const int64_t* offset, int64_t length, const int64_t*) {
+    row_loop(i + offset[1] * src_size, o + offset[0] * out_size, static_cast<std::size_t>(length));
   });
   return true;
 }
